@@ -1,0 +1,100 @@
+"""Profile keys of a `type: spark_streams` target.
+
+The credentials extend dbt-spark's, so every dbt-spark key keeps its meaning. The additions
+describe the embedded session the adapter builds itself (`method: session`) and the Spark
+Connect endpoint (`method: connect`).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.spark.connections import SparkCredentials
+from dbt_common.dataclass_schema import StrEnum
+from dbt_common.exceptions import DbtRuntimeError
+
+# delta-spark 4.4.1 is the pinned Python package, but Maven Central only carries the Scala
+# artifact for Spark 4.2 at 4.4.0 (the Python package is a thin wrapper, the JVM side is what
+# matters). Override with the `delta_package` profile key once a newer artifact is published.
+DEFAULT_DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
+
+CONNECT_EXTRA_HINT = "pip install 'dbt-spark-streams[connect]'"
+
+
+class StreamsConnectionMethod(StrEnum):
+    """dbt-spark's methods plus Spark Connect."""
+
+    THRIFT = "thrift"
+    HTTP = "http"
+    ODBC = "odbc"
+    SESSION = "session"
+    CONNECT = "connect"
+
+
+LOCAL_METHODS = (StreamsConnectionMethod.SESSION, StreamsConnectionMethod.CONNECT)
+
+
+@dataclass
+class SparkStreamsCredentials(SparkCredentials):
+    """dbt-spark credentials plus the embedded-session and Spark Connect settings."""
+
+    method: StreamsConnectionMethod = StreamsConnectionMethod.SESSION  # type: ignore[assignment]
+    warehouse_dir: str | None = None
+    metastore_dir: str | None = None
+    delta_package: str = DEFAULT_DELTA_PACKAGE
+    jars_dir: str | None = None
+    master: str = "local[*]"
+    driver_memory: str = "4g"
+    shuffle_partitions: int = 4
+    change_data_feed: bool = True
+
+    @classmethod
+    def __pre_deserialize__(cls, data: Any) -> Any:
+        """An embedded session has no host; dbt-spark insists on one, so supply it."""
+        data = super().__pre_deserialize__(data)
+        if data.get("method", "session") == "session":
+            data.setdefault("host", "localhost")
+        data.setdefault("method", "session")
+        return data
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.method == StreamsConnectionMethod.CONNECT:
+            self._require_connect_client()
+            if not str(self.host).startswith("sc://"):
+                raise DbtRuntimeError(
+                    f"method: connect needs host to be a Spark Connect URL such as "
+                    f"'sc://localhost:15002', got {self.host!r}"
+                )
+        if self.shuffle_partitions < 1:
+            raise DbtRuntimeError(
+                f"shuffle_partitions must be a positive integer, got {self.shuffle_partitions}"
+            )
+
+    @staticmethod
+    def _require_connect_client() -> None:
+        try:
+            import grpc  # noqa: F401
+            import pyarrow  # noqa: F401
+        except ImportError as exc:
+            raise DbtRuntimeError(
+                f"method: connect needs the Spark Connect client libraries ({exc.name} is "
+                f"missing). Install them with: {CONNECT_EXTRA_HINT}"
+            ) from exc
+
+    @property
+    def type(self) -> str:
+        return "spark_streams"
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        """Keys `dbt debug` prints: enough to tell where the data lives."""
+        return (
+            "method",
+            "host",
+            "schema",
+            "warehouse_dir",
+            "metastore_dir",
+            "delta_package",
+            "jars_dir",
+            "master",
+            "shuffle_partitions",
+        )

@@ -1,0 +1,133 @@
+"""Build the local SparkSession before dbt-spark would.
+
+Static confs (extensions, jars, warehouse, metastore) only take effect when the JVM starts, and
+dbt-spark's session cursor starts it with none of them. So the adapter starts it first, with
+Delta Lake wired in, a persistent Hive metastore and warehouse, and sizes fit for one machine.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.exceptions import FailedToConnectError
+from pyspark.errors import PySparkRuntimeError
+from pyspark.sql import SparkSession
+
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+
+logger = AdapterLogger("SparkStreams")
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+
+def project_dir() -> Path:
+    """The dbt project directory, where relative profile paths are anchored."""
+    try:
+        from dbt.flags import get_flags
+
+        flagged = getattr(get_flags(), "PROJECT_DIR", None)
+    except ImportError:
+        flagged = None
+    return Path(flagged or os.getcwd()).resolve()
+
+
+def _resolve(path: str | None, default: str) -> Path:
+    chosen = Path(os.path.expanduser(path or default))
+    return chosen if chosen.is_absolute() else (project_dir() / chosen).resolve()
+
+
+def warehouse_path(creds: SparkStreamsCredentials) -> Path:
+    """Where managed tables live: `warehouse_dir`, default `<project>/spark-warehouse`."""
+    return _resolve(creds.warehouse_dir, "spark-warehouse")
+
+
+def metastore_path(creds: SparkStreamsCredentials) -> Path:
+    """Where the Derby metastore lives: `metastore_dir`, default `<project>/metastore`."""
+    return _resolve(creds.metastore_dir, "metastore")
+
+
+def jar_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
+    """Delta jars from a local folder when one is given, else resolved from Maven Central."""
+    if not creds.jars_dir:
+        return {"spark.jars.packages": creds.delta_package}
+    folder = _resolve(creds.jars_dir, "")
+    jars = sorted(str(jar) for jar in folder.glob("*.jar"))
+    if not jars:
+        raise FailedToConnectError(
+            f"jars_dir {folder} holds no .jar files. Run `make jars` to fetch the Delta jars "
+            f"into it, or remove jars_dir to resolve {creds.delta_package} from Maven Central."
+        )
+    return {"spark.jars": ",".join(jars)}
+
+
+def session_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
+    """Every conf of the embedded session; the profile's server_side_parameters win."""
+    metastore = metastore_path(creds)
+    partitions = str(creds.shuffle_partitions)
+    confs = {
+        "spark.app.name": "dbt-spark-streams",
+        "spark.driver.memory": creds.driver_memory,
+        "spark.sql.extensions": DELTA_EXTENSION,
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(warehouse_path(creds)),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={metastore / 'metastore_db'};create=true"
+        ),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
+        "spark.sql.shuffle.partitions": partitions,
+        "spark.default.parallelism": partitions,
+        "spark.databricks.delta.snapshotPartitions": partitions,
+        "spark.databricks.delta.properties.defaults.enableChangeDataFeed": str(
+            creds.change_data_feed
+        ).lower(),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        **jar_confs(creds),
+    }
+    return {**confs, **creds.server_side_parameters}
+
+
+def _require_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return
+    if shutil.which("java"):
+        return
+    raise FailedToConnectError(
+        "Spark needs Java 17, and no `java` is on PATH nor under JAVA_HOME. Install a JDK 17 "
+        "(for example `apt-get install openjdk-17-jdk-headless`) and set JAVA_HOME to it."
+    )
+
+
+def _start_failure(creds: SparkStreamsCredentials, exc: Exception) -> FailedToConnectError:
+    where = f"the jars in {creds.jars_dir}" if creds.jars_dir else creds.delta_package
+    return FailedToConnectError(
+        f"The embedded Spark session did not start: {exc}\n"
+        f"If the log above says 'unresolved dependency', Spark could not fetch {where} from "
+        "Maven Central (check the network or a proxy). Fetch the jars once with `make jars` "
+        "and set `jars_dir: .jars` in the profile; the session then starts offline. "
+        "If it says 'java', check that Java 17 is installed and JAVA_HOME points to it."
+    )
+
+
+def start_embedded_session(creds: SparkStreamsCredentials) -> SparkSession:
+    """The process's one SparkSession: an existing one is reused, else one is built."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    _require_java()
+    metastore_path(creds).mkdir(parents=True, exist_ok=True)
+    builder = SparkSession.builder.master(creds.master)
+    for key, value in session_confs(creds).items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.enableHiveSupport().getOrCreate()
+    except PySparkRuntimeError as exc:
+        raise _start_failure(creds, exc) from exc
+    session.sparkContext.setLogLevel("ERROR")
+    logger.debug(f"Started embedded Spark {session.version} with {creds.delta_package}")
+    return session
+
