@@ -42,6 +42,7 @@ class SparkStreamsCredentials(SparkCredentials):
     metastore_dir: str | None = None
     delta_package: str = DEFAULT_DELTA_PACKAGE
     jars_dir: str | None = None
+    jvm_log: str | None = None
     master: str = "local[*]"
     driver_memory: str = "4g"
     shuffle_partitions: int = 4

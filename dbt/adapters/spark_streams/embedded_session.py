@@ -7,6 +7,10 @@ Delta Lake wired in, a persistent Hive metastore and warehouse, and sizes fit fo
 
 import os
 import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -20,6 +24,7 @@ logger = AdapterLogger("SparkStreams")
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+START_LOCK = threading.Lock()
 
 
 def project_dir() -> Path:
@@ -46,6 +51,11 @@ def warehouse_path(creds: SparkStreamsCredentials) -> Path:
 def metastore_path(creds: SparkStreamsCredentials) -> Path:
     """Where the Derby metastore lives: `metastore_dir`, default `<project>/metastore`."""
     return _resolve(creds.metastore_dir, "metastore")
+
+
+def jvm_log_path(creds: SparkStreamsCredentials) -> Path:
+    """Where the JVM's own output goes: `jvm_log`, default `<project>/logs/spark-jvm.log`."""
+    return _resolve(creds.jvm_log, "logs/spark-jvm.log")
 
 
 def jar_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
@@ -102,32 +112,66 @@ def _require_java() -> None:
     )
 
 
+def _log_excerpt(log_file: Path, lines: int = 15) -> str:
+    if not log_file.exists():
+        return ""
+    tail = log_file.read_text(errors="replace").splitlines()[-400:]
+    telling = [line for line in tail if "unresolved dependency" in line or "Exception" in line]
+    return "\n".join((telling or tail)[-lines:])
+
+
 def _start_failure(creds: SparkStreamsCredentials, exc: Exception) -> FailedToConnectError:
     where = f"the jars in {creds.jars_dir}" if creds.jars_dir else creds.delta_package
+    log_file = jvm_log_path(creds)
     return FailedToConnectError(
         f"The embedded Spark session did not start: {exc}\n"
-        f"If the log above says 'unresolved dependency', Spark could not fetch {where} from "
-        "Maven Central (check the network or a proxy). Fetch the jars once with `make jars` "
-        "and set `jars_dir: .jars` in the profile; the session then starts offline. "
-        "If it says 'java', check that Java 17 is installed and JAVA_HOME points to it."
+        f"Last lines of the JVM log {log_file}:\n{_log_excerpt(log_file)}\n"
+        f"If they say 'unresolved dependency', Spark could not fetch {where} from Maven "
+        "Central (check the network or a proxy). Fetch the jars once with `make jars` and set "
+        "`jars_dir` in the profile to that folder; the session then starts offline. "
+        "If they mention java, check that Java 17 is installed and JAVA_HOME points to it."
     )
+
+
+@contextmanager
+def _jvm_output_to(log_file: Path) -> Iterator[None]:
+    """The JVM inherits stdout and stderr when it is spawned: point both at a log file then.
+
+    Ivy's resolution report and Spark's warnings would otherwise flood dbt's output.
+    """
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    saved = [os.dup(1), os.dup(2)]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(log_file, "ab") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            for fd, original in zip((1, 2), saved, strict=True):
+                os.dup2(original, fd)
+                os.close(original)
 
 
 def start_embedded_session(creds: SparkStreamsCredentials) -> SparkSession:
     """The process's one SparkSession: an existing one is reused, else one is built."""
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
+    with START_LOCK:
+        active = SparkSession.getActiveSession()
+        return active if active is not None else _build_session(creds)
+
+
+def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
     _require_java()
     metastore_path(creds).mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder.master(creds.master)
     for key, value in session_confs(creds).items():
         builder = builder.config(key, value)
     try:
-        session = builder.enableHiveSupport().getOrCreate()
+        with _jvm_output_to(jvm_log_path(creds)):
+            session = builder.enableHiveSupport().getOrCreate()
     except PySparkRuntimeError as exc:
         raise _start_failure(creds, exc) from exc
     session.sparkContext.setLogLevel("ERROR")
     logger.debug(f"Started embedded Spark {session.version} with {creds.delta_package}")
     return session
-

@@ -1,11 +1,17 @@
 """SparkStreamsAdapter: dbt-spark's adapter under the `spark_streams` type."""
 
+from dbt.adapters.base import BaseRelation
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.contracts.relation import RelationConfig
-from dbt.adapters.spark import SparkAdapter
+from dbt.adapters.spark import SparkAdapter, SparkColumn
 
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
+
+# `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
+# from `DESCRIBE` and from Spark SQL itself; without this the catalog says `long` for a view's
+# column and `bigint` for the same column in a table.
+TREE_TYPE_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
 
 
 class SparkStreamsAdapter(SparkAdapter):
@@ -28,3 +34,10 @@ class SparkStreamsAdapter(SparkAdapter):
             adapter_version=version,
             model_adapter_details=cls._get_adapter_specific_run_info(config),
         )
+
+    def parse_columns_from_information(self, relation: BaseRelation) -> list[SparkColumn]:
+        """dbt-spark's parsing, with type names as Spark SQL spells them."""
+        columns = super().parse_columns_from_information(relation)
+        for column in columns:
+            column.dtype = TREE_TYPE_NAMES.get(column.dtype, column.dtype)
+        return columns

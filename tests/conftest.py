@@ -1,0 +1,40 @@
+"""Shared fixtures: one embedded Spark session per test process, in a throwaway catalog."""
+
+import getpass
+import os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["dbt.tests.fixtures.project"]
+
+
+@pytest.fixture(scope="session")
+def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Warehouse, metastore and JVM log shared by every test in this process."""
+    return tmp_path_factory.mktemp("spark")
+
+
+@pytest.fixture(scope="class")
+def dbt_profile_target(spark_home: Path) -> dict:
+    """A `spark_streams` session target; the first test to connect starts the session."""
+    target = {
+        "type": "spark_streams",
+        "method": "session",
+        "threads": 1,
+        "warehouse_dir": str(spark_home / "warehouse"),
+        "metastore_dir": str(spark_home / "metastore"),
+        "jvm_log": str(spark_home / "spark-jvm.log"),
+        "shuffle_partitions": 1,
+        "driver_memory": "2g",
+    }
+    jars_dir = os.environ.get("SPARK_STREAMS_JARS_DIR")
+    if jars_dir:
+        target["jars_dir"] = jars_dir
+    return target
+
+
+@pytest.fixture(scope="class")
+def profile_user() -> str:
+    """Spark records the OS user as the owner of what it creates."""
+    return getpass.getuser()
