@@ -28,7 +28,7 @@ class SparkStreamsAdapter(SparkAdapter):
         """dbt derives the module from the class name ('sparkstreams'); name it correctly."""
         from dbt.adapters.__about__ import version as base_version
 
-        return AdapterTrackingRelationInfo(
+        return AdapterTrackingRelationInfo(  # type: ignore[abstract]
             adapter_name=cls.type(),
             base_adapter_version=base_version,
             adapter_version=version,

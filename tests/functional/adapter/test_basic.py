@@ -88,7 +88,10 @@ class TestDocsGenerate(BaseDocsGenerate):
         return delta_project(
             **{
                 "asset-paths": ["assets", "invalid-asset-paths"],
-                "vars": {"test_schema": unique_schema, "alternate_schema": unique_schema + "_test"},
+                "vars": {
+                    "test_schema": unique_schema,
+                    "alternate_schema": unique_schema + "_test",
+                },
                 "seeds": {"quote_columns": True},
             }
         )

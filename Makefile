@@ -1,0 +1,50 @@
+# dbt-spark-streams: `make demo` and `make test` work on a fresh machine with Python 3.11 and Java 17.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+JARS   := .jars
+
+# After `make jars`, every target starts Spark from the local jars instead of Maven Central.
+ifneq ($(wildcard $(JARS)/*.jar),)
+export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
+endif
+
+.PHONY: install jars demo test lint unit functional clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): setup.cfg pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+# Fallback when Spark cannot resolve the Delta jars itself: copy them with Maven.
+jars:
+	mvn --quiet -f scripts/delta-jars.pom.xml dependency:copy-dependencies \
+	    -DincludeScope=runtime -DexcludeArtifactIds=scala-library \
+	    -DoutputDirectory=$(abspath $(JARS))
+	@echo "Delta jars are in $(JARS)/; set jars_dir: $(abspath $(JARS)) in your profile"
+
+demo: install
+	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy dbt/adapters
+
+unit: install
+	$(BIN)/pytest tests/unit
+
+functional: install
+	$(BIN)/pytest tests/functional tests/integration
+
+test: lint unit functional
+
+clean:
+	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \
+	       integration_project/spark-warehouse integration_project/metastore

@@ -1,0 +1,52 @@
+"""The integration project builds end to end, each step in its own dbt process."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.integration.dbt_process import run_dbt_process
+
+PROJECT = Path(__file__).resolve().parents[2] / "integration_project"
+RUNTIME_DIRS = ("target", "logs", "spark-warehouse", "metastore", "dbt_packages")
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("shop") / "integration_project"
+    shutil.copytree(PROJECT, copy, ignore=shutil.ignore_patterns(*RUNTIME_DIRS))
+    return copy
+
+
+def summary_rows(output: str) -> dict[str, int]:
+    """`relation kind N rows` lines printed by print_shop_summary."""
+    found = re.findall(r"^(\S+)\s+.*?\s(\d+) rows$", output, re.MULTILINE)
+    return {relation: int(rows) for relation, rows in found}
+
+
+def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
+    created = run_dbt_process(
+        shop, "run-operation", "create_shop_sources", "--args", "{customers: 20}"
+    )
+    assert created.returncode == 0, created.stdout + created.stderr
+
+    built = run_dbt_process(shop, "build")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "Completed successfully" in built.stdout
+
+    summary = run_dbt_process(shop, "run-operation", "print_shop_summary")
+    assert summary.returncode == 0, summary.stdout + summary.stderr
+    assert summary_rows(summary.stdout) == {
+        "shop_raw.customers": 20,
+        "shop_raw.order_items": 120,
+        "shop_raw.orders": 60,
+        "shop.country_regions": 4,
+        "shop.customer_revenue": 20,
+        "shop.customers_snapshot": 20,
+        "shop.orders_latest": 60,
+        "shop.stg_customers": 20,
+        "shop.stg_orders": 60,
+    }
+    assert (shop / "spark-warehouse" / "shop.db").is_dir()
+    assert (shop / "metastore" / "metastore_db").is_dir()

@@ -1,0 +1,59 @@
+"""Profile parsing: defaults, the embedded session's missing host, and bad values."""
+
+import sys
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_streams.credentials import (
+    DEFAULT_DELTA_PACKAGE,
+    SparkStreamsCredentials,
+    StreamsConnectionMethod,
+)
+
+
+def credentials(**profile: object) -> SparkStreamsCredentials:
+    return SparkStreamsCredentials.from_dict({"schema": "analytics", **profile})
+
+
+def test_session_is_the_default_method_and_needs_no_host() -> None:
+    creds = credentials()
+    assert creds.method == StreamsConnectionMethod.SESSION
+    assert creds.host == "localhost"
+    assert creds.type == "spark_streams"
+    assert creds.delta_package == DEFAULT_DELTA_PACKAGE
+    assert (creds.warehouse_dir, creds.metastore_dir, creds.jars_dir) == (None, None, None)
+    assert creds.shuffle_partitions == 4
+    assert creds.change_data_feed is True
+
+
+def test_server_side_parameters_are_kept_as_strings() -> None:
+    creds = credentials(server_side_parameters={"spark.sql.shuffle.partitions": 8})
+    assert creds.server_side_parameters["spark.sql.shuffle.partitions"] == "8"
+
+
+def test_unknown_method_is_rejected() -> None:
+    with pytest.raises(Exception, match="sesion"):
+        credentials(method="sesion")
+
+
+def test_shuffle_partitions_must_be_positive() -> None:
+    with pytest.raises(DbtRuntimeError, match="shuffle_partitions must be a positive integer"):
+        credentials(shuffle_partitions=0)
+
+
+def test_connect_needs_an_sc_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        SparkStreamsCredentials, "_require_connect_client", staticmethod(lambda: None)
+    )
+    with pytest.raises(DbtRuntimeError, match="sc://localhost:15002"):
+        credentials(method="connect", host="localhost")
+    assert credentials(method="connect", host="sc://spark:15002").host == "sc://spark:15002"
+
+
+def test_connect_without_client_libraries_names_the_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "grpc", None)
+    with pytest.raises(DbtRuntimeError, match=r"pip install 'dbt-spark-streams\[connect\]'"):
+        credentials(method="connect", host="sc://spark:15002")
