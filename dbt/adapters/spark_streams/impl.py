@@ -1,5 +1,8 @@
 """SparkStreamsAdapter: dbt-spark's adapter under the `spark_streams` type."""
 
+from collections.abc import Callable
+from typing import Any
+
 from dbt.adapters.base import BaseRelation
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.contracts.relation import RelationConfig
@@ -41,3 +44,15 @@ class SparkStreamsAdapter(SparkAdapter):
         for column in columns:
             column.dtype = TREE_TYPE_NAMES.get(column.dtype, column.dtype)
         return columns
+
+    def _build_spark_relation_list(
+        self, row_list: Any, relation_info_func: Callable[[Any], tuple[str, str, str]]
+    ) -> list[BaseRelation]:
+        """dbt-spark's listing without session temporary views.
+
+        `SHOW TABLE EXTENDED IN s` also lists the session's temporary views (dbt-spark's
+        `__dbt_tmp` views among them) with no schema. On a long-lived session they outlive the
+        model that made them and break `dbt docs generate`; they are never dbt's relations.
+        """
+        relations = super()._build_spark_relation_list(row_list, relation_info_func)
+        return [relation for relation in relations if relation.schema]
