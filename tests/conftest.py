@@ -5,6 +5,10 @@ import os
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
+
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.embedded_session import start_embedded_session
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -15,9 +19,8 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("spark")
 
 
-@pytest.fixture(scope="class")
-def dbt_profile_target(spark_home: Path) -> dict:
-    """A `spark_streams` session target; the first test to connect starts the session."""
+def session_target(spark_home: Path) -> dict:
+    """The profile target every test uses, so whichever test starts Spark first, it is this."""
     target = {
         "type": "spark_streams",
         "method": "session",
@@ -32,6 +35,20 @@ def dbt_profile_target(spark_home: Path) -> dict:
     if jars_dir:
         target["jars_dir"] = jars_dir
     return target
+
+
+@pytest.fixture(scope="class")
+def dbt_profile_target(spark_home: Path) -> dict:
+    """A `spark_streams` session target; the first test to connect starts the session."""
+    return session_target(spark_home)
+
+
+@pytest.fixture(scope="session")
+def spark(spark_home: Path) -> SparkSession:
+    """The process's embedded session, for tests that drive Spark SQL directly."""
+    profile = {k: v for k, v in session_target(spark_home).items() if k not in ("type", "threads")}
+    creds = SparkStreamsCredentials.from_dict({"schema": "default", **profile})
+    return start_embedded_session(creds)
 
 
 @pytest.fixture(scope="class")
