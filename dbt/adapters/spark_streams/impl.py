@@ -10,6 +10,7 @@ from dbt.adapters.spark import SparkAdapter, SparkColumn
 
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
+from dbt.adapters.spark_streams.stream_methods import StreamMethods
 
 # `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
 # from `DESCRIBE` and from Spark SQL itself; without this the catalog says `long` for a view's
@@ -17,7 +18,7 @@ from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
 TREE_TYPE_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
 
 
-class SparkStreamsAdapter(SparkAdapter):
+class SparkStreamsAdapter(StreamMethods, SparkAdapter):
     """Everything dbt-spark does, on a session this adapter builds; streams build on it."""
 
     ConnectionManager = SparkStreamsConnectionManager

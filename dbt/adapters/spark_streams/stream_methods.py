@@ -1,0 +1,164 @@
+"""The adapter surface macros call for streams: Python decides, Jinja emits the SQL.
+
+Each model build gets a StreamBuild (keyed by invocation and model), so pins and offsets live
+exactly as long as the build that took them.
+"""
+
+import time
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.base.meta import AdapterMeta
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.invocation import get_invocation_id
+
+from dbt.adapters.spark_streams.streams.commit import (
+    BuildCommit,
+    latest_commit_for,
+    run_with_commit,
+    verify_landed,
+)
+from dbt.adapters.spark_streams.streams.reader import StreamBuild, StreamRequest, read_stream
+from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.runner import Row
+from dbt.adapters.spark_streams.streams.sql import quote_path
+
+logger = AdapterLogger("SparkStreams")
+REGISTRY_RETRIES = 3
+
+
+class StreamMethods(metaclass=AdapterMeta):
+    """Mixed into the adapter (AdapterMeta collects its @available methods)."""
+
+    connections: Any
+    config: Any
+
+    _stream_builds: dict[tuple[str, str], StreamBuild]
+
+    def run_rows(self, sql: str) -> list[Row]:
+        """Run one statement and return its rows as dicts (column name to value)."""
+        _, cursor = self.connections.add_query(sql, auto_begin=False)
+        rows = cursor.fetchall() or []
+        names = [column[0] for column in cursor.description or []]
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def _registry(self) -> Registry:
+        return Registry(self.run_rows, self.config.credentials.schema)
+
+    def _build(self, key: str, make: Any) -> StreamBuild:
+        if not hasattr(self, "_stream_builds"):
+            self._stream_builds = {}
+        return self._stream_builds.setdefault((get_invocation_id(), key), make())
+
+    @available
+    def stream_sql(
+        self,
+        node_id: str,
+        consuming: bool,
+        target: BaseRelation,
+        target_exists: bool,
+        full_refresh: bool,
+        source: BaseRelation,
+        options: dict[str, Any],
+    ) -> str:
+        """The change-set SQL of one `stream()` call in the model `node_id`."""
+        target_name = quote_path(str(target.schema), str(target.identifier))
+
+        def new_build() -> StreamBuild:
+            build = StreamBuild(
+                consumer=node_id if consuming else None,
+                target=target_name,
+                target_exists=target_exists,
+                full_refresh=full_refresh,
+                auto_enable_change_tracking=bool(options.get("auto_enable_change_tracking")),
+            )
+            if consuming and target_exists:
+                self._reconcile(build)
+            return build
+
+        build = self._build(node_id, new_build)
+        request = StreamRequest(
+            name=str(options["name"]),
+            schema=str(source.schema),
+            identifier=str(source.identifier),
+            mode=str(options.get("mode") or "standard"),
+            unique_key=_as_key(options.get("unique_key")),
+            show_initial_rows=bool(options.get("show_initial_rows", True)),
+            start=options.get("at") or options.get("before"),
+            start_inclusive=options.get("at") is not None,
+        )
+        return read_stream(self.run_rows, self._registry(), build, request)
+
+    def _reconcile(self, build: StreamBuild) -> None:
+        """Roll the registry forward if a crash left it behind the target's last commit."""
+        assert build.consumer is not None
+        commit = latest_commit_for(self.run_rows, build.target, build.consumer)
+        if commit is None:
+            return
+        registry = self._registry()
+        behind = [
+            record
+            for record in commit.records
+            if (current := registry.get(record.name)) is None
+            or current.txn_version < commit.txn_version
+        ]
+        if behind:
+            logger.info(
+                f"Streams {', '.join(r.name for r in behind)}: registry rolled forward to the "
+                f"offsets committed with {build.target} (transaction {commit.txn_version})"
+            )
+            registry.upsert(behind)
+
+    @available
+    def commit_stream_build(
+        self, node_id: str, target: BaseRelation, statement: str
+    ) -> AdapterResponse:
+        """Run the build's one write with the streams' new offsets in the same Delta commit."""
+        build = self._stream_builds.pop((get_invocation_id(), node_id), None)
+        if build is None or not build.reads:
+            self.run_rows(statement)
+            return AdapterResponse(_message="OK")
+        records = [record for record, _ in build.reads.values()]
+        txn_version = max(record.txn_version for record in records) + 1
+        stamped = tuple(_with_txn(record, txn_version) for record in records)
+        commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
+        run_with_commit(self.run_rows, statement, commit)
+        verify_landed(self.run_rows, build.target, commit)
+        self._record_offsets(list(stamped))
+        names = ", ".join(record.name for record in stamped)
+        return AdapterResponse(_message=f"OK, consumed {names}")
+
+    def _record_offsets(self, records: list[StreamRecord]) -> None:
+        """Registry update after the commit; a failure here is repaired by the next build."""
+        for attempt in range(1, REGISTRY_RETRIES + 1):
+            try:
+                self._registry().upsert(records)
+                return
+            except Exception as exc:
+                if attempt == REGISTRY_RETRIES:
+                    logger.warning(
+                        f"Stream offsets are committed with the target, but the registry update "
+                        f"failed ({exc}); the next build of the model rolls it forward."
+                    )
+                    return
+                time.sleep(attempt)
+
+    @available
+    def stream_records(self) -> list[dict[str, Any]]:
+        """Every registered stream, for show_streams and describe_stream."""
+        return [vars(record) for record in self._registry().all()]
+
+
+def _as_key(value: Any) -> tuple[str, ...]:
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(item) for item in value)
+
+
+def _with_txn(record: StreamRecord, txn_version: int) -> StreamRecord:
+    return replace(record, txn_version=txn_version)

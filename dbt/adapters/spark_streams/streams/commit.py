@@ -1,0 +1,117 @@
+"""The commit protocol: the target's data and the streams' new offsets land in one commit.
+
+The write statement runs with three session confs set around it and only around it:
+`userMetadata` carries the new offsets (readable with DESCRIBE HISTORY), and the Delta
+idempotency pair (txnAppId, txnVersion) makes a second write of the same build a no-op. A
+crash before the commit leaves old data and old offsets; after it, the registry may lag and is
+rolled forward from the target's history on the next build.
+"""
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
+from dbt.adapters.spark_streams.streams.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.runner import Row, RunSql
+from dbt.adapters.spark_streams.streams.sql import quote
+
+MARKER = "dbt_spark_streams"
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+HISTORY_DEPTH = 20
+
+
+@dataclass(frozen=True)
+class BuildCommit:
+    """What one consuming build commits: who, which attempt, and the offsets it moves to."""
+
+    consumer: str
+    build_id: str
+    txn_version: int
+    records: tuple[StreamRecord, ...]
+
+    def user_metadata(self) -> str:
+        body = {
+            "consumer": self.consumer,
+            "build_id": self.build_id,
+            "txn_version": self.txn_version,
+            "streams": [_record_json(record) for record in self.records],
+        }
+        return json.dumps({MARKER: body}, default=str, sort_keys=True)
+
+    @classmethod
+    def from_user_metadata(cls, text: str | None) -> "BuildCommit | None":
+        """The commit a history entry describes, or None if it is not a stream build."""
+        try:
+            body = json.loads(text or "")[MARKER]
+        except (ValueError, TypeError, KeyError):
+            return None
+        records = tuple(_record_from_json(item) for item in body["streams"])
+        return cls(body["consumer"], body["build_id"], int(body["txn_version"]), records)
+
+
+def _record_json(record: StreamRecord) -> dict[str, Any]:
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in asdict(record).items()}
+
+
+def _record_from_json(item: dict[str, Any]) -> StreamRecord:
+    values = dict(item)
+    for key in ("offset_timestamp", "created_on", "last_consumed_on"):
+        values[key] = datetime.fromisoformat(values[key]) if values.get(key) else None
+    values["unique_key"] = tuple(values["unique_key"])
+    return StreamRecord(**values)
+
+
+def app_id(consumer: str) -> str:
+    """One idempotency id per consuming model."""
+    return f"{MARKER}:{consumer}"
+
+
+def _set(key: str, value: str) -> str:
+    return f"SET {quote(key)}={quote(value)}"
+
+
+def run_with_commit(run: RunSql, statement: str, commit: BuildCommit) -> list[Row]:
+    """Run the build's one write statement with the offsets attached; always reset the confs.
+
+    While set, the confs apply to every write in the session, and a second write with the
+    same (appId, version) pair is silently skipped, so they must not outlive the statement.
+    """
+    try:
+        run(_set(USER_METADATA, commit.user_metadata()))
+        run(_set(TXN_APP_ID, app_id(commit.consumer)))
+        run(_set(TXN_VERSION, str(commit.txn_version)))
+        return run(statement)
+    finally:
+        for conf in (USER_METADATA, TXN_APP_ID, TXN_VERSION):
+            run(f"RESET {conf}")
+
+
+def stream_commits(run: RunSql, target: str) -> list[BuildCommit]:
+    """The stream builds among the target's recent commits, newest first."""
+    history = run(f"describe history {target} limit {HISTORY_DEPTH}")
+    found = (BuildCommit.from_user_metadata(row.get("userMetadata")) for row in history)
+    return [commit for commit in found if commit is not None]
+
+
+def verify_landed(run: RunSql, target: str, commit: BuildCommit) -> None:
+    """Fail if the write was skipped because another run committed this version first."""
+    if any(c.build_id == commit.build_id for c in stream_commits(run, target)):
+        return
+    names = ", ".join(record.name for record in commit.records)
+    raise StreamConsumedElsewhere(
+        f"Stream {names} is being consumed by another run: this build's write to {target} did "
+        f"not land (Delta skipped transaction {commit.txn_version} of {app_id(commit.consumer)}"
+        "). Nothing was consumed by this run; run the model again to consume what is left."
+    )
+
+
+def latest_commit_for(run: RunSql, target: str, consumer: str) -> BuildCommit | None:
+    """The newest stream build of `consumer` recorded in the target, if any."""
+    for commit in stream_commits(run, target):
+        if commit.consumer == consumer:
+            return commit
+    return None

@@ -1,0 +1,211 @@
+"""Resolve a `stream()` call: pin the source, find the offset, and build the change-set SQL.
+
+A build pins each source's latest version on first use and reuses the pin, and a stream read
+twice in one build returns the SQL of the first read, so every reference sees the same rows.
+"""
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from dbt.adapters.spark_streams.streams.changes import (
+    ChangeRange,
+    Snapshot,
+    append_only_sql,
+    empty_sql,
+    initial_rows_sql,
+    net_changes_sql,
+)
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.runner import RunSql
+from dbt.adapters.spark_streams.streams.source import (
+    SourceTable,
+    SourceVersion,
+    describe_source,
+    enable_change_data_feed,
+    enable_command,
+    latest_version,
+)
+
+MODES = ("standard", "append_only")
+
+
+@dataclass(frozen=True)
+class StreamRequest:
+    """The arguments of one `stream()` call."""
+
+    name: str
+    schema: str
+    identifier: str
+    mode: str
+    unique_key: tuple[str, ...]
+    show_initial_rows: bool
+    start: dict | None
+    start_inclusive: bool
+
+
+@dataclass
+class StreamBuild:
+    """One model's build: its pins and the streams it read. A peek has no consumer."""
+
+    consumer: str | None
+    target: str
+    target_exists: bool
+    full_refresh: bool
+    auto_enable_change_tracking: bool
+    pins: dict[str, SourceVersion] = field(default_factory=dict)
+    reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
+
+    @property
+    def consuming(self) -> bool:
+        return self.consumer is not None
+
+
+def read_stream(
+    run: RunSql, registry: Registry, build: StreamBuild, request: StreamRequest
+) -> str:
+    """The SQL of the stream's pending changes; records the offset a consuming build moves to."""
+    if request.name in build.reads:
+        return build.reads[request.name][1]
+    _check_mode(request)
+    source = _tracked_source(run, build, request)
+    pin = build.pins.setdefault(source.name, latest_version(run, source.name))
+    existing = registry.get(request.name)
+    _check_consumer(build, request, existing)
+    _check_same_source(request, existing, source)
+    if existing is None or build.full_refresh or (build.consuming and not build.target_exists):
+        sql = _new_stream(run, request, source, pin)
+    else:
+        sql = _pending(request, source, existing, pin)
+    build.reads[request.name] = (_record(build, request, source, pin, existing), sql)
+    return sql
+
+
+def _check_mode(request: StreamRequest) -> None:
+    if request.mode not in MODES:
+        raise StreamError(
+            f"Stream {request.name}: mode {request.mode!r} is not supported on Delta tables; "
+            f"use one of {', '.join(MODES)}."
+        )
+
+
+def _tracked_source(run: RunSql, build: StreamBuild, request: StreamRequest) -> SourceTable:
+    source = describe_source(run, request.schema, request.identifier, request.name)
+    if source.change_data_feed:
+        return source
+    if build.consuming and build.auto_enable_change_tracking:
+        enable_change_data_feed(run, source.name)
+        return replace(source, change_data_feed=True)
+    raise StreamError(
+        f"Stream {request.name}: source {source.name} does not have Change Data Feed on, and "
+        "streams read changes from it. Run:\n  "
+        f"{enable_command(source.name)}\nor let a consuming build do it "
+        "(config auto_enable_change_tracking: true, the default). Changes made before it is "
+        "on are never available."
+    )
+
+
+def _check_consumer(
+    build: StreamBuild, request: StreamRequest, existing: StreamRecord | None
+) -> None:
+    if build.consuming and existing is not None and existing.consumer != build.consumer:
+        raise StreamError(
+            f"Stream {request.name} is consumed by {existing.consumer}; {build.consumer} cannot "
+            "consume it too (one consumer per stream). Give one of them its own stream with "
+            "stream(..., name='another_name'), or peek from a non-incremental model."
+        )
+
+
+def _check_same_source(
+    request: StreamRequest, existing: StreamRecord | None, source: SourceTable
+) -> None:
+    if existing is not None and existing.source_id != source.table_id:
+        raise StreamError(
+            f"Stream {request.name} is stale: its source {source.name} was dropped and "
+            f"recreated or replaced (table id {existing.source_id} is now {source.table_id}), "
+            f"so offset {existing.offset_version} means nothing in the new table. Rebuild with "
+            "--full-refresh to recreate the stream."
+        )
+
+
+def _snapshot(request: StreamRequest, source: SourceTable, pin: SourceVersion) -> Snapshot:
+    return Snapshot(
+        source.name, source.columns, request.unique_key, pin.version, pin.timestamp_text
+    )
+
+
+def _new_stream(
+    run: RunSql, request: StreamRequest, source: SourceTable, pin: SourceVersion
+) -> str:
+    """A stream created now: initial rows, nothing, or the changes since `at`/`before`."""
+    snapshot = _snapshot(request, source, pin)
+    if request.start is not None:
+        first = resolve_start(run, source.name, request.start, request.start_inclusive)
+        return _changes(request, source, first, pin.version, snapshot)
+    if request.show_initial_rows:
+        return initial_rows_sql(snapshot)
+    return empty_sql(snapshot)
+
+
+def _pending(
+    request: StreamRequest, source: SourceTable, existing: StreamRecord, pin: SourceVersion
+) -> str:
+    snapshot = _snapshot(request, source, pin)
+    return _changes(request, source, existing.offset_version + 1, pin.version, snapshot)
+
+
+def _changes(
+    request: StreamRequest, source: SourceTable, first: int, last: int, snapshot: Snapshot
+) -> str:
+    change = ChangeRange(source.name, source.columns, request.unique_key, first, last)
+    if change.is_empty:
+        return empty_sql(snapshot)
+    if request.mode == "append_only":
+        return append_only_sql(change)
+    return net_changes_sql(change)
+
+
+def resolve_start(run: RunSql, source: str, point: dict, inclusive: bool) -> int:
+    """The first version a new stream reads from `at` (inclusive) or `before` (exclusive)."""
+    if "version" in point:
+        version = int(point["version"])
+        return version if inclusive else version + 1
+    if "timestamp" in point:
+        moment = datetime.fromisoformat(str(point["timestamp"]))
+        history = run(f"describe history {source}")
+        later = [
+            int(row["version"])
+            for row in history
+            if row["timestamp"] > moment or (inclusive and row["timestamp"] == moment)
+        ]
+        return min(later) if later else latest_version(run, source).version + 1
+    raise StreamError(
+        f"Stream start {point!r} on {source}: give {{'version': n}} or {{'timestamp': '...'}}."
+    )
+
+
+def _record(
+    build: StreamBuild,
+    request: StreamRequest,
+    source: SourceTable,
+    pin: SourceVersion,
+    existing: StreamRecord | None,
+) -> StreamRecord:
+    now = datetime.now()
+    keep_created = existing is not None and not build.full_refresh
+    return StreamRecord(
+        name=request.name,
+        schema=request.schema,
+        source_table=f"{request.schema}.{request.identifier}",
+        source_id=source.table_id,
+        source_type="delta",
+        mode=request.mode,
+        unique_key=request.unique_key,
+        consumer=build.consumer or "",
+        target_table=build.target,
+        offset_version=pin.version,
+        offset_timestamp=pin.timestamp,
+        txn_version=existing.txn_version if existing else 0,
+        created_on=existing.created_on if keep_created and existing else now,
+        last_consumed_on=now,
+    )

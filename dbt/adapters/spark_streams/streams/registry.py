@@ -1,0 +1,103 @@
+"""The registry: one Delta table listing every stream, its source, consumer and offset.
+
+It is a convenience copy. The offsets that count travel in the consumer target's own commit
+(see commit.py); the registry is rolled forward from there when a crash left it behind.
+"""
+
+import json
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from dbt.adapters.spark_streams.streams.runner import Row, RunSql
+from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
+
+REGISTRY_TABLE = "dbt_streams"
+
+REGISTRY_COLUMNS = """
+  name string not null, schema string, source_table string, source_id string,
+  source_type string, mode string, unique_key string, consumer string, target_table string,
+  offset_version bigint, offset_timestamp timestamp, txn_version bigint,
+  created_on timestamp, last_consumed_on timestamp"""
+
+
+@dataclass(frozen=True)
+class StreamRecord:
+    """One stream as the registry stores it."""
+
+    name: str
+    schema: str
+    source_table: str
+    source_id: str
+    source_type: str
+    mode: str
+    unique_key: tuple[str, ...]
+    consumer: str
+    target_table: str
+    offset_version: int
+    offset_timestamp: datetime
+    txn_version: int
+    created_on: datetime
+    last_consumed_on: datetime | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> "StreamRecord":
+        values = {field.name: row[field.name] for field in fields(cls)}
+        values["unique_key"] = tuple(json.loads(row["unique_key"] or "[]"))
+        return cls(**values)
+
+    def as_sql_values(self) -> str:
+        """The record as a VALUES row, every value a literal."""
+        return "(" + ", ".join(_literal(getattr(self, f.name)) for f in fields(self)) + ")"
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, datetime):
+        return f"timestamp{string_literal(value.strftime('%Y-%m-%d %H:%M:%S.%f'))}"
+    if isinstance(value, tuple):
+        return string_literal(json.dumps(list(value)))
+    if isinstance(value, int):
+        return str(value)
+    return string_literal(str(value))
+
+
+class Registry:
+    """Reads and writes the registry table in one schema."""
+
+    def __init__(self, run: RunSql, schema: str) -> None:
+        self.run = run
+        self.schema = schema
+        self.table = quote_path(schema, REGISTRY_TABLE)
+        self._ensured = False
+
+    def ensure(self) -> None:
+        """Create the registry on first use."""
+        if self._ensured:
+            return
+        self.run(f"create schema if not exists {quote_path(self.schema)}")
+        self.run(f"create table if not exists {self.table} ({REGISTRY_COLUMNS}) using delta")
+        self._ensured = True
+
+    def get(self, name: str) -> StreamRecord | None:
+        """The stream called `name`, or None if it was never created."""
+        self.ensure()
+        found = self.run(f"select * from {self.table} where name = {string_literal(name)}")
+        return StreamRecord.from_row(found[0]) if found else None
+
+    def all(self) -> list[StreamRecord]:
+        """Every stream, by name."""
+        self.ensure()
+        return [StreamRecord.from_row(row) for row in self.run(f"select * from {self.table}")]
+
+    def upsert(self, records: list[StreamRecord]) -> None:
+        """Insert or replace the records, by name, in one commit."""
+        if not records:
+            return
+        self.ensure()
+        names = ", ".join(f.name for f in fields(StreamRecord))
+        values = ", ".join(record.as_sql_values() for record in records)
+        self.run(
+            f"merge into {self.table} as r using (select * from values {values} as s({names})) "
+            "as s on r.name = s.name when matched then update set * when not matched then insert *"
+        )

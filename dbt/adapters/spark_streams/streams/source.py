@@ -1,0 +1,85 @@
+"""What a stream needs to know about its source: format, identity, columns, latest version."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.runner import RunSql
+from dbt.adapters.spark_streams.streams.sql import quote_path
+
+CDF_PROPERTY = "delta.enableChangeDataFeed"
+
+
+@dataclass(frozen=True)
+class SourceVersion:
+    """One committed version of a source and when it was committed."""
+
+    version: int
+    timestamp: datetime
+
+    @property
+    def timestamp_text(self) -> str:
+        return self.timestamp.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """A Delta source as a build sees it."""
+
+    name: str
+    table_id: str
+    columns: tuple[str, ...]
+    change_data_feed: bool
+
+
+def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
+    """Format, table id, columns and Change Data Feed state of a stream's source."""
+    name = quote_path(schema, identifier)
+    try:
+        [detail] = run(f"describe detail {name}")
+    except Exception as exc:
+        raise StreamError(
+            f"Stream {stream}: cannot read source {schema}.{identifier} ({exc}). Check that the "
+            "table exists and that source()/ref() points to it."
+        ) from exc
+    if str(detail.get("format")).lower() != "delta":
+        raise StreamError(
+            f"Stream {stream}: source {schema}.{identifier} is a {detail.get('format')} table; "
+            "standard and append_only streams need a Delta table with Change Data Feed. "
+            "Convert it with `CONVERT TO DELTA` or recreate it `USING delta`."
+        )
+    properties = detail.get("properties") or {}
+    columns = table_columns(run, name)
+    return SourceTable(
+        name=name,
+        table_id=str(detail["id"]),
+        columns=columns,
+        change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
+    )
+
+
+def table_columns(run: RunSql, name: str) -> tuple[str, ...]:
+    """Column names in table order; DESCRIBE's partition and detail sections are skipped."""
+    columns = []
+    for row in run(f"describe table {name}"):
+        column = row["col_name"]
+        if not column or column.startswith("#"):
+            break
+        columns.append(column)
+    return tuple(columns)
+
+
+def latest_version(run: RunSql, source: str) -> SourceVersion:
+    """The newest committed version: what a build pins and reads up to."""
+    [latest] = run(f"describe history {source} limit 1")
+    return SourceVersion(int(latest["version"]), latest["timestamp"])
+
+
+def enable_change_data_feed(run: RunSql, source: str) -> None:
+    """Turn on Change Data Feed; changes from before this commit stay unavailable."""
+    run(f"alter table {source} set tblproperties ({CDF_PROPERTY} = true)")
+
+
+def enable_command(source: str) -> str:
+    """The statement a user runs when the adapter may not turn CDF on itself."""
+    return f"ALTER TABLE {source} SET TBLPROPERTIES ({CDF_PROPERTY} = true)"

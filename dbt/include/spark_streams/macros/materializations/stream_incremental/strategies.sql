@@ -1,0 +1,68 @@
+{#- The one write statement of an incremental stream build, per strategy. -#}
+{% macro spark_streams__stream_write_sql(strategy, source, target, columns) %}
+  {%- if strategy == 'append' -%}
+    {{ return(adapter.dispatch('stream_append_sql', 'dbt')(source, target, columns)) }}
+  {%- elif strategy == 'merge' -%}
+    {{ return(adapter.dispatch('stream_merge_sql', 'dbt')(source, target, columns)) }}
+  {%- else -%}
+    {{ return(adapter.dispatch('stream_apply_changes_sql', 'dbt')(source, target, columns)) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{% macro spark_streams__key_match(left, right) -%}
+  {%- set keys = config.get('unique_key') -%}
+  {%- set keys = [keys] if keys is string else keys -%}
+  {%- for key in keys -%}
+    {{ left }}.{{ adapter.quote(key) }} <=> {{ right }}.{{ adapter.quote(key) }}{{ ' and ' if not loop.last }}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro spark_streams__stream_append_sql(source, target, columns) -%}
+  insert into {{ target }} ({% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
+  select {% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %} from {{ source }}
+{%- endmacro %}
+
+
+{% macro spark_streams__stream_merge_sql(source, target, columns) -%}
+  merge into {{ target }} as t
+  using {{ source }} as s
+  on {{ spark_streams__key_match('t', 's') }}
+  when matched then update set
+    {% for c in columns %}t.{{ adapter.quote(c) }} = s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %}
+  when not matched then insert ({% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
+    values ({% for c in columns %}s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
+{%- endmacro %}
+
+
+{#- A mirror: DELETEs that are not half of an update remove the key, INSERTs upsert it. -#}
+{% macro spark_streams__stream_apply_changes_sql(source, target, columns) -%}
+  merge into {{ target }} as t
+  using (select * from {{ source }} where not (metadata_action = 'DELETE' and metadata_isupdate)) as s
+  on {{ spark_streams__key_match('t', 's') }}
+  when matched and s.metadata_action = 'DELETE' then delete
+  when matched then update set
+    {% for c in columns %}t.{{ adapter.quote(c) }} = s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %}
+  when not matched and s.metadata_action = 'INSERT' then insert ({% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
+    values ({% for c in columns %}s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
+{%- endmacro %}
+
+
+{#- The first build (and --full-refresh): the target created from the stream's rows. -#}
+{% macro spark_streams__stream_create_sql(relation, sql, strategy, columns) -%}
+  create or replace table {{ relation }}
+  using delta
+  {{ options_clause() }}
+  {{ tblproperties_clause() }}
+  {{ partition_cols(label="partitioned by") }}
+  {{ location_clause() }}
+  {{ comment_clause() }}
+  as
+  {%- if strategy == 'apply_changes' %}
+  select {% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %}
+  from ({{ sql }}) where metadata_action = 'INSERT'
+  {%- else %}
+  {{ sql }}
+  {%- endif %}
+{%- endmacro %}

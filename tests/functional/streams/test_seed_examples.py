@@ -1,0 +1,133 @@
+"""The worked examples of the stream reference (001, Beispiel 1 and 2) as dbt models.
+
+The source tables change through Spark SQL DML between dbt runs; peek models (tables rebuilt
+on demand) show what a stream holds without consuming it.
+"""
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.adapter.delta import delta_project
+
+SOURCES = """
+version: 2
+sources:
+  - name: gym
+    schema: "{{ target.schema }}"
+    tables: [{name: members}, {name: signup}, {name: t}]
+"""
+
+PEEK = """
+{{{{ config(materialized='table') }}}}
+select * from {{{{ stream(source('gym', '{source}'), name='{name}', unique_key='id'{extra}) }}}}
+"""
+
+
+def peek(project, model: str) -> list[tuple]:
+    """Rebuild a peek model and return its rows, ordered for comparison."""
+    run_dbt(["run", "--select", model])
+    return project.run_sql(
+        f"select id, name, {{cols}}, metadata_action, metadata_isupdate, metadata_row_id "
+        f"from {project.test_schema}.{model} order by metadata_action desc, id".replace(
+            "{cols}", "fee" if model.startswith("member") else "null as fee"
+        ),
+        fetch="all",
+    )
+
+
+def changes(rows: list[tuple]) -> list[tuple]:
+    """Rows without the row id: (id, name, fee, action, isupdate)."""
+    return [tuple(row[:5]) for row in rows]
+
+
+class TestBeispiel1Members:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return delta_project()
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": SOURCES,
+            "member_check_peek.sql": PEEK.format(source="members", name="member_check", extra=""),
+            "members_prod.sql": """
+{{ config(materialized='stream_incremental', incremental_strategy='append') }}
+select id, name, fee
+from {{ stream(source('gym', 'members'), name='member_check', unique_key='id') }}
+where metadata_action = 'INSERT'
+""",
+        }
+
+    def test_member_check(self, project):
+        schema = project.test_schema
+        project.run_sql(
+            f"create table {schema}.members (id int not null, name string, fee int) using delta"
+        )
+        project.run_sql(f"create table {schema}.signup (id int, dt date) using delta")
+        project.run_sql(
+            f"insert into {schema}.members values (1, 'Joe', 0), (2, 'Jane', 0), "
+            "(3, 'George', 0), (4, 'Betty', 0), (5, 'Sally', 0)"
+        )
+        project.run_sql(
+            f"insert into {schema}.signup values (1, date'2018-01-01'), (2, date'2018-02-15'), "
+            "(3, date'2018-05-01'), (4, date'2018-07-16'), (5, date'2018-08-21')"
+        )
+        inserted = [
+            (1, "Joe", 0, "INSERT", False),
+            (2, "Jane", 0, "INSERT", False),
+            (3, "George", 0, "INSERT", False),
+            (4, "Betty", 0, "INSERT", False),
+            (5, "Sally", 0, "INSERT", False),
+        ]
+        assert changes(peek(project, "member_check_peek")) == inserted
+
+        project.run_sql(
+            f"merge into {schema}.members m using (select id, dt from {schema}.signup s "
+            "where datediff(s.dt, date'2018-08-15') < -30) s on m.id = s.id "
+            "when matched then update set m.fee = 90"
+        )
+        assert changes(peek(project, "member_check_peek")) == [
+            (1, "Joe", 90, "INSERT", False),
+            (2, "Jane", 90, "INSERT", False),
+            (3, "George", 90, "INSERT", False),
+            (4, "Betty", 0, "INSERT", False),
+            (5, "Sally", 0, "INSERT", False),
+        ]
+
+        run_dbt(["run", "--select", "members_prod"])
+        prod = project.run_sql(
+            f"select id, name, fee from {schema}.members_prod order by id", fetch="all"
+        )
+        assert [tuple(r) for r in prod] == [
+            (1, "Joe", 90),
+            (2, "Jane", 90),
+            (3, "George", 90),
+            (4, "Betty", 0),
+            (5, "Sally", 0),
+        ]
+        assert peek(project, "member_check_peek") == []
+
+        project.run_sql(f"update {schema}.members set fee = fee + 15 where fee > 0")
+        rows = peek(project, "member_check_peek")
+        assert changes(rows) == [
+            (1, "Joe", 105, "INSERT", True),
+            (2, "Jane", 105, "INSERT", True),
+            (3, "George", 105, "INSERT", True),
+            (1, "Joe", 90, "DELETE", True),
+            (2, "Jane", 90, "DELETE", True),
+            (3, "George", 90, "DELETE", True),
+        ]
+        assert [r[5] for r in rows[:3]] == [r[5] for r in rows[3:]]
+        assert len({r[5] for r in rows}) == 3
+
+        run_dbt(["run", "--select", "members_prod"])
+        prod = project.run_sql(
+            f"select id, fee from {schema}.members_prod where fee = 105 order by id", fetch="all"
+        )
+        assert [tuple(r) for r in prod] == [(1, 105), (2, 105), (3, 105)]
+        assert peek(project, "member_check_peek") == []
+        [(offset,)] = project.run_sql(
+            f"select offset_version from {schema}.dbt_streams where name = 'member_check'",
+            fetch="all",
+        )
+        assert offset == 3  # create, insert, merge, update: the update's commit
