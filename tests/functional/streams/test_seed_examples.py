@@ -131,3 +131,90 @@ where metadata_action = 'INSERT'
             fetch="all",
         )
         assert offset == 3  # create, insert, merge, update: the update's commit
+
+
+T_PEEK = """
+{{{{ config(materialized='table') }}}}
+select id, name, metadata_action, metadata_isupdate, metadata_row_id
+from {{{{ stream(source('gym', 't'), name='{name}', unique_key='id', mode='{mode}') }}}}
+"""
+
+T2 = """
+{{{{ config(materialized='stream_incremental', incremental_strategy='append', unique_key='id') }}}}
+select id, name, '{label}' as stream_type
+from {{{{ stream(source('gym', 't'), name='{name}', mode='{mode}') }}}}
+"""
+
+
+def t_rows(project, model: str) -> list[tuple]:
+    run_dbt(["run", "--select", model])
+    return [
+        tuple(row)
+        for row in project.run_sql(
+            f"select id, name, metadata_action, metadata_isupdate, metadata_row_id "
+            f"from {project.test_schema}.{model} order by metadata_action desc, id",
+            fetch="all",
+        )
+    ]
+
+
+class TestBeispiel2StandardAndAppendOnly:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return delta_project()
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": SOURCES,
+            "delta_s_peek.sql": T_PEEK.format(name="delta_s", mode="standard"),
+            "append_only_s_peek.sql": T_PEEK.format(name="append_only_s", mode="append_only"),
+            "t2_delta.sql": T2.format(label="delta stream", name="delta_s", mode="standard"),
+            "t2_append_only.sql": T2.format(
+                label="append_only stream", name="append_only_s", mode="append_only"
+            ),
+        }
+
+    def test_standard_versus_append_only(self, project):
+        schema = project.test_schema
+        project.run_sql(f"create table {schema}.t (id int, name string) using delta")
+        run_dbt(["run", "--select", "t2_delta", "t2_append_only"])  # streams start on empty t
+        for row in ("0, 'charlie brown'", "1, 'lucy'", "2, 'linus'"):
+            project.run_sql(f"insert into {schema}.t values ({row})")
+        project.run_sql(f"delete from {schema}.t where id = 0")
+
+        standard = t_rows(project, "delta_s_peek")
+        appended = t_rows(project, "append_only_s_peek")
+        assert [r[:4] for r in standard] == [
+            (1, "lucy", "INSERT", False),
+            (2, "linus", "INSERT", False),
+        ]
+        assert [r[:4] for r in appended] == [
+            (0, "charlie brown", "INSERT", False),
+            (1, "lucy", "INSERT", False),
+            (2, "linus", "INSERT", False),
+        ]
+        assert [r[4] for r in standard] == [r[4] for r in appended[1:]]
+
+        run_dbt(["run", "--select", "t2_delta", "t2_append_only"])
+        t2 = project.run_sql(
+            f"select id, name, stream_type from {schema}.t2_delta union all "
+            f"select id, name, stream_type from {schema}.t2_append_only order by 3, 1",
+            fetch="all",
+        )
+        assert [tuple(r) for r in t2] == [
+            (0, "charlie brown", "append_only stream"),
+            (1, "lucy", "append_only stream"),
+            (2, "linus", "append_only stream"),
+            (1, "lucy", "delta stream"),
+            (2, "linus", "delta stream"),
+        ]
+
+        project.run_sql(f"update {schema}.t set name = 'sally' where name = 'linus'")
+        standard = t_rows(project, "delta_s_peek")
+        assert [r[:4] for r in standard] == [
+            (2, "sally", "INSERT", True),
+            (2, "linus", "DELETE", True),
+        ]
+        assert standard[0][4] == standard[1][4]
+        assert t_rows(project, "append_only_s_peek") == []
