@@ -1,0 +1,88 @@
+"""A consumer that fails at run time moves nothing; the next good build consumes it all once."""
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.adapter.delta import delta_project
+
+SOURCES = """
+version: 2
+sources:
+  - name: shop
+    schema: "{{ target.schema }}"
+    tables: [{name: orders}]
+"""
+
+MIRROR = """
+{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
+          unique_key='id') }}
+select id, status, metadata_action, metadata_isupdate
+from {{ stream(source('shop', 'orders')) }}
+{% if var('fail', false) %} where raise_error('injected failure') is null {% endif %}
+"""
+
+
+def state(project, table: str) -> list[tuple]:
+    rows = project.run_sql(
+        f"select id, status from {project.test_schema}.{table} order by id", fetch="all"
+    )
+    return [tuple(row) for row in rows]
+
+
+def stream_offset(project) -> int:
+    [(offset,)] = project.run_sql(
+        f"select offset_version from {project.test_schema}.dbt_streams "
+        "where name = 'orders_mirror__orders'",
+        fetch="all",
+    )
+    return offset
+
+
+def versions(project, table: str) -> int:
+    return len(project.run_sql(f"describe history {project.test_schema}.{table}", fetch="all"))
+
+
+class TestFailedBuildMovesNothing:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return delta_project()
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES, "orders_mirror.sql": MIRROR}
+
+    def test_failure_then_recovery(self, project):
+        schema = project.test_schema
+        project.run_sql(f"create table {schema}.orders (id int, status string) using delta")
+        project.run_sql(
+            f"insert into {schema}.orders values (1, 'placed'), (2, 'placed'), (3, 'placed')"
+        )
+        run_dbt(["run"])
+        assert state(project, "orders_mirror") == state(project, "orders")
+        offset, target_versions = stream_offset(project), versions(project, "orders_mirror")
+
+        project.run_sql(f"insert into {schema}.orders values (4, 'placed'), (5, 'placed')")
+        project.run_sql(f"update {schema}.orders set status = 'shipped' where id = 1")
+        project.run_sql(f"delete from {schema}.orders where id = 2")
+        results = run_dbt(["run", "--vars", "{fail: true}"], expect_pass=False)
+        assert "injected failure" in results.results[0].message
+        assert state(project, "orders_mirror") == [(1, "placed"), (2, "placed"), (3, "placed")]
+        assert stream_offset(project) == offset
+        assert versions(project, "orders_mirror") == target_versions
+        for conf in ("txnAppId", "txnVersion"):
+            [(_, value)] = project.run_sql(f"set spark.databricks.delta.write.{conf}", fetch="all")
+            assert value == "<undefined>"
+
+        run_dbt(["run"])
+        assert state(project, "orders_mirror") == state(project, "orders")
+        assert state(project, "orders") == [
+            (1, "shipped"),
+            (3, "placed"),
+            (4, "placed"),
+            (5, "placed"),
+        ]
+        assert stream_offset(project) == offset + 3
+
+        run_dbt(["run"])
+        assert state(project, "orders_mirror") == state(project, "orders")
+        assert stream_offset(project) == offset + 3
