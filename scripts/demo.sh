@@ -17,3 +17,10 @@ step "dbt docs generate"
 dbt docs generate
 step "what the project built"
 dbt run-operation print_shop_summary
+step "a batch of inserts, updates and deletes on the sources"
+dbt run-operation apply_shop_changes
+step "dbt build again: the stream models consume exactly that batch"
+dbt build
+dbt run-operation print_shop_summary
+step "the streams and their offsets"
+dbt run-operation show_streams

@@ -37,16 +37,40 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
 
     summary = run_dbt_process(shop, "run-operation", "print_shop_summary")
     assert summary.returncode == 0, summary.stdout + summary.stderr
-    assert summary_rows(summary.stdout) == {
+    first = summary_rows(summary.stdout)
+    assert first == {
         "shop_raw.customers": 20,
         "shop_raw.order_items": 120,
         "shop_raw.orders": 60,
         "shop.country_regions": 4,
         "shop.customer_revenue": 20,
+        "shop.customers_mirror": 20,
+        "shop.customers_pending_changes": 0,
         "shop.customers_snapshot": 20,
+        "shop.dbt_streams": 2,
+        "shop.orders_audit": 60,
         "shop.orders_latest": 60,
         "shop.stg_customers": 20,
         "shop.stg_orders": 60,
     }
     assert (shop / "spark-warehouse" / "shop.db").is_dir()
     assert (shop / "metastore" / "metastore_db").is_dir()
+
+
+def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
+    changed = run_dbt_process(shop, "run-operation", "apply_shop_changes")
+    assert changed.returncode == 0, changed.stdout + changed.stderr
+    built = run_dbt_process(shop, "build")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "PASS assert_customers_mirror_matches_source" in built.stdout
+
+    summary = summary_rows(run_dbt_process(shop, "run-operation", "print_shop_summary").stdout)
+    assert summary["shop.customers_mirror"] == summary["shop_raw.customers"] == 20
+    assert summary["shop.orders_audit"] == summary["shop_raw.orders"] == 61
+    assert summary["shop.customers_pending_changes"] == 0
+
+    streams = run_dbt_process(shop, "run-operation", "show_streams")
+    assert streams.returncode == 0, streams.stdout + streams.stderr
+    assert "name=customers_mirror__customers" in streams.stdout
+    assert "name=orders_audit__orders schema=shop_raw" in streams.stdout
+    assert "mode=append_only consumer=model.shop.orders_audit" in streams.stdout
