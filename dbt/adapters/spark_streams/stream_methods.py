@@ -6,6 +6,7 @@ exactly as long as the build that took them.
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -36,8 +37,6 @@ class StreamMethods(metaclass=AdapterMeta):
     connections: Any
     config: Any
 
-    _stream_builds: dict[tuple[str, str], StreamBuild]
-
     def run_rows(self, sql: str) -> list[Row]:
         """Run one statement and return its rows as dicts (column name to value)."""
         _, cursor = self.connections.add_query(sql, auto_begin=False)
@@ -46,12 +45,24 @@ class StreamMethods(metaclass=AdapterMeta):
         return [dict(zip(names, row, strict=True)) for row in rows]
 
     def _registry(self) -> Registry:
-        return Registry(self.run_rows, self.config.credentials.schema)
+        """One Registry per adapter, so its table is created-if-missing once, not per read."""
+        if getattr(self, "_stream_registry", None) is None:
+            self._stream_registry = Registry(self.run_rows, self.config.credentials.schema)
+        return self._stream_registry
 
-    def _build(self, key: str, make: Any) -> StreamBuild:
-        if not hasattr(self, "_stream_builds"):
-            self._stream_builds = {}
-        return self._stream_builds.setdefault((get_invocation_id(), key), make())
+    def _builds(self) -> dict[tuple[str, str], StreamBuild]:
+        """The builds under way, keyed by (invocation, model)."""
+        if getattr(self, "_stream_builds", None) is None:
+            self._stream_builds: dict[tuple[str, str], StreamBuild] = {}
+        return self._stream_builds
+
+    def _build(self, node_id: str, make: Callable[[], StreamBuild]) -> StreamBuild:
+        """The model's build, made (and reconciled) on its first stream() call only."""
+        key = (get_invocation_id(), node_id)
+        builds = self._builds()
+        if key not in builds:
+            builds[key] = make()
+        return builds[key]
 
     @available
     def stream_sql(
@@ -117,7 +128,7 @@ class StreamMethods(metaclass=AdapterMeta):
         self, node_id: str, target: BaseRelation, statement: str
     ) -> AdapterResponse:
         """Run the build's one write with the streams' new offsets in the same Delta commit."""
-        build = self._stream_builds.pop((get_invocation_id(), node_id), None)
+        build = self._builds().pop((get_invocation_id(), node_id), None)
         if build is None or not build.reads:
             self.run_rows(statement)
             return AdapterResponse(_message="OK")
