@@ -19,20 +19,25 @@ sources:
 
 PEEK = """
 {{{{ config(materialized='table') }}}}
-select * from {{{{ stream(source('gym', '{source}'), name='{name}', unique_key='id'{extra}) }}}}
+select * from {{{{ stream(source('gym', '{source}'), name='{name}', unique_key='id',
+                          mode='{mode}') }}}}
 """
 
 
-def peek(project, model: str) -> list[tuple]:
-    """Rebuild a peek model and return its rows, ordered for comparison."""
+def peek(project, model: str, columns: str = "id, name") -> list[tuple]:
+    """Rebuild a peek model; its rows as (columns..., action, isupdate, row id), ordered."""
     run_dbt(["run", "--select", model])
-    return project.run_sql(
-        f"select id, name, {{cols}}, metadata_action, metadata_isupdate, metadata_row_id "
-        f"from {project.test_schema}.{model} order by metadata_action desc, id".replace(
-            "{cols}", "fee" if model.startswith("member") else "null as fee"
-        ),
+    rows = project.run_sql(
+        f"select {columns}, metadata_action, metadata_isupdate, metadata_row_id "
+        f"from {project.test_schema}.{model} order by metadata_action desc, id",
         fetch="all",
     )
+    return [tuple(row) for row in rows]
+
+
+def member_check(project) -> list[tuple]:
+    """The member_check stream's pending rows, with the fee."""
+    return peek(project, "member_check_peek", columns="id, name, fee")
 
 
 def changes(rows: list[tuple]) -> list[tuple]:
@@ -49,7 +54,9 @@ class TestBeispiel1Members:
     def models(self):
         return {
             "sources.yml": SOURCES,
-            "member_check_peek.sql": PEEK.format(source="members", name="member_check", extra=""),
+            "member_check_peek.sql": PEEK.format(
+                source="members", name="member_check", mode="standard"
+            ),
             "members_prod.sql": """
 {{ config(materialized='stream_incremental', incremental_strategy='append') }}
 select id, name, fee
@@ -79,14 +86,14 @@ where metadata_action = 'INSERT'
             (4, "Betty", 0, "INSERT", False),
             (5, "Sally", 0, "INSERT", False),
         ]
-        assert changes(peek(project, "member_check_peek")) == inserted
+        assert changes(member_check(project)) == inserted
 
         project.run_sql(
             f"merge into {schema}.members m using (select id, dt from {schema}.signup s "
             "where datediff(s.dt, date'2018-08-15') < -30) s on m.id = s.id "
             "when matched then update set m.fee = 90"
         )
-        assert changes(peek(project, "member_check_peek")) == [
+        assert changes(member_check(project)) == [
             (1, "Joe", 90, "INSERT", False),
             (2, "Jane", 90, "INSERT", False),
             (3, "George", 90, "INSERT", False),
@@ -105,10 +112,10 @@ where metadata_action = 'INSERT'
             (4, "Betty", 0),
             (5, "Sally", 0),
         ]
-        assert peek(project, "member_check_peek") == []
+        assert member_check(project) == []
 
         project.run_sql(f"update {schema}.members set fee = fee + 15 where fee > 0")
-        rows = peek(project, "member_check_peek")
+        rows = member_check(project)
         assert changes(rows) == [
             (1, "Joe", 105, "INSERT", True),
             (2, "Jane", 105, "INSERT", True),
@@ -125,7 +132,7 @@ where metadata_action = 'INSERT'
             f"select id, fee from {schema}.members_prod where fee = 105 order by id", fetch="all"
         )
         assert [tuple(r) for r in prod] == [(1, 105), (2, 105), (3, 105)]
-        assert peek(project, "member_check_peek") == []
+        assert member_check(project) == []
         [(offset,)] = project.run_sql(
             f"select offset_version from {schema}.dbt_streams where name = 'member_check'",
             fetch="all",
@@ -133,29 +140,11 @@ where metadata_action = 'INSERT'
         assert offset == 3  # create, insert, merge, update: the update's commit
 
 
-T_PEEK = """
-{{{{ config(materialized='table') }}}}
-select id, name, metadata_action, metadata_isupdate, metadata_row_id
-from {{{{ stream(source('gym', 't'), name='{name}', unique_key='id', mode='{mode}') }}}}
-"""
-
 T2 = """
 {{{{ config(materialized='stream_incremental', incremental_strategy='append', unique_key='id') }}}}
 select id, name, '{label}' as stream_type
 from {{{{ stream(source('gym', 't'), name='{name}', mode='{mode}') }}}}
 """
-
-
-def t_rows(project, model: str) -> list[tuple]:
-    run_dbt(["run", "--select", model])
-    return [
-        tuple(row)
-        for row in project.run_sql(
-            f"select id, name, metadata_action, metadata_isupdate, metadata_row_id "
-            f"from {project.test_schema}.{model} order by metadata_action desc, id",
-            fetch="all",
-        )
-    ]
 
 
 class TestBeispiel2StandardAndAppendOnly:
@@ -167,8 +156,10 @@ class TestBeispiel2StandardAndAppendOnly:
     def models(self):
         return {
             "sources.yml": SOURCES,
-            "delta_s_peek.sql": T_PEEK.format(name="delta_s", mode="standard"),
-            "append_only_s_peek.sql": T_PEEK.format(name="append_only_s", mode="append_only"),
+            "delta_s_peek.sql": PEEK.format(source="t", name="delta_s", mode="standard"),
+            "append_only_s_peek.sql": PEEK.format(
+                source="t", name="append_only_s", mode="append_only"
+            ),
             "t2_delta.sql": T2.format(label="delta stream", name="delta_s", mode="standard"),
             "t2_append_only.sql": T2.format(
                 label="append_only stream", name="append_only_s", mode="append_only"
@@ -183,8 +174,8 @@ class TestBeispiel2StandardAndAppendOnly:
             project.run_sql(f"insert into {schema}.t values ({row})")
         project.run_sql(f"delete from {schema}.t where id = 0")
 
-        standard = t_rows(project, "delta_s_peek")
-        appended = t_rows(project, "append_only_s_peek")
+        standard = peek(project, "delta_s_peek")
+        appended = peek(project, "append_only_s_peek")
         assert [r[:4] for r in standard] == [
             (1, "lucy", "INSERT", False),
             (2, "linus", "INSERT", False),
@@ -211,10 +202,10 @@ class TestBeispiel2StandardAndAppendOnly:
         ]
 
         project.run_sql(f"update {schema}.t set name = 'sally' where name = 'linus'")
-        standard = t_rows(project, "delta_s_peek")
+        standard = peek(project, "delta_s_peek")
         assert [r[:4] for r in standard] == [
             (2, "sally", "INSERT", True),
             (2, "linus", "DELETE", True),
         ]
         assert standard[0][4] == standard[1][4]
-        assert t_rows(project, "append_only_s_peek") == []
+        assert peek(project, "append_only_s_peek") == []
