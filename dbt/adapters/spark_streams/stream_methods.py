@@ -65,6 +65,20 @@ class StreamMethods(metaclass=AdapterMeta):
         return builds[key]
 
     @available
+    def declare_stream(self, node_id: str, name: str) -> list[str]:
+        """At parse time: the stream names `node_id` has named so far, for its meta.
+
+        dbt clobbers a custom config key on each config() call, so every call carries the
+        whole list of the model's names.
+        """
+        if getattr(self, "_declared_streams", None) is None:
+            self._declared_streams: dict[tuple[str, str], list[str]] = {}
+        names = self._declared_streams.setdefault((get_invocation_id(), node_id), [])
+        if name not in names:
+            names.append(name)
+        return list(names)
+
+    @available
     def stream_sql(
         self,
         node_id: str,
@@ -100,6 +114,7 @@ class StreamMethods(metaclass=AdapterMeta):
             show_initial_rows=bool(options.get("show_initial_rows", True)),
             start=options.get("at") or options.get("before"),
             start_inclusive=options.get("at") is not None,
+            other_consumers=tuple(options.get("other_consumers") or ()),
         )
         return read_stream(self.run_rows, self._registry(), build, request)
 

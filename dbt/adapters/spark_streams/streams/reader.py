@@ -42,6 +42,7 @@ class StreamRequest:
     show_initial_rows: bool
     start: dict | None
     start_inclusive: bool
+    other_consumers: tuple[str, ...] = ()
 
 
 @dataclass
@@ -68,10 +69,10 @@ def read_stream(
     if request.name in build.reads:
         return build.reads[request.name][1]
     _check_mode(request)
-    source = _tracked_source(run, build, request)
-    pin = build.pins.setdefault(source.name, latest_version(run, source.name))
     existing = registry.get(request.name)
     _check_consumer(build, request, existing)
+    source = _tracked_source(run, build, request)
+    pin = build.pins.setdefault(source.name, latest_version(run, source.name))
     _check_same_source(request, existing, source)
     if existing is None or build.full_refresh or (build.consuming and not build.target_exists):
         sql = _new_stream(run, request, source, pin)
@@ -108,9 +109,14 @@ def _tracked_source(run: RunSql, build: StreamBuild, request: StreamRequest) -> 
 def _check_consumer(
     build: StreamBuild, request: StreamRequest, existing: StreamRecord | None
 ) -> None:
-    if build.consuming and existing is not None and existing.consumer != build.consumer:
+    if not build.consuming:
+        return
+    others = list(request.other_consumers)
+    if existing is not None and existing.consumer not in (build.consumer, *others):
+        others.append(existing.consumer)
+    if others:
         raise StreamError(
-            f"Stream {request.name} is consumed by {existing.consumer}; {build.consumer} cannot "
+            f"Stream {request.name} is consumed by {', '.join(others)}; {build.consumer} cannot "
             "consume it too (one consumer per stream). Give one of them its own stream with "
             "stream(..., name='another_name'), or peek from a non-incremental model."
         )

@@ -9,8 +9,12 @@
 
 
 {% macro spark_streams__stream(relation, name, mode, unique_key, show_initial_rows, at, before) -%}
-  {#- At parse time ref()/source() only register the edge; nothing is read. -#}
+  {#- At parse time ref()/source() only register the edge and explicit names are recorded in
+      the model's meta, so every consumer can see the others' streams; nothing is read. -#}
   {%- if not execute -%}
+    {%- if name -%}
+      {% do config(meta={'dbt_spark_streams': {'streams': adapter.declare_stream(model.unique_id, name)}}) %}
+    {%- endif -%}
     {{ return(relation) }}
   {%- endif -%}
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
@@ -23,9 +27,23 @@
       'at': at,
       'before': before,
       'auto_enable_change_tracking': config.get('auto_enable_change_tracking', true),
+      'other_consumers': spark_streams__other_consumers(name) if consuming and name else [],
   } -%}
   {%- set change_sql = adapter.stream_sql(
       model.unique_id, consuming, this, existing is not none and existing.is_delta,
       consuming and should_full_refresh(), relation, options) -%}
   {{ return('(' ~ change_sql ~ ')') }}
+{%- endmacro %}
+
+
+{#- The other stream_incremental models that declare a stream of this name. -#}
+{% macro spark_streams__other_consumers(name) -%}
+  {%- set others = [] -%}
+  {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.unique_id != model.unique_id
+        and node.config.materialized == 'stream_incremental'
+        and name in node.config.meta.get('dbt_spark_streams', {}).get('streams', []) -%}
+    {%- do others.append(node.unique_id) -%}
+  {%- endfor -%}
+  {{ return(others) }}
 {%- endmacro %}
