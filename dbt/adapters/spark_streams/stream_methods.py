@@ -24,11 +24,13 @@ from dbt.adapters.spark_streams.streams.commit import (
 )
 from dbt.adapters.spark_streams.streams.reader import StreamBuild, StreamRequest, read_stream
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.retention import extension_days
 from dbt.adapters.spark_streams.streams.runner import Row
 from dbt.adapters.spark_streams.streams.sql import quote_path
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
+DEFAULT_EXTENSION_DAYS = 14
 
 
 class StreamMethods(metaclass=AdapterMeta):
@@ -95,10 +97,14 @@ class StreamMethods(metaclass=AdapterMeta):
         def new_build() -> StreamBuild:
             build = StreamBuild(
                 consumer=node_id if consuming else None,
+                schema=str(target.schema),
                 target=target_name,
                 target_exists=target_exists,
                 full_refresh=full_refresh,
                 auto_enable_change_tracking=bool(options.get("auto_enable_change_tracking")),
+                max_data_extension_days=extension_days(
+                    options.get("max_data_extension_time", DEFAULT_EXTENSION_DAYS), node_id
+                ),
             )
             if consuming and target_exists:
                 self._reconcile(build)
@@ -116,7 +122,9 @@ class StreamMethods(metaclass=AdapterMeta):
             start_inclusive=options.get("at") is not None,
             other_consumers=tuple(options.get("other_consumers") or ()),
         )
-        return read_stream(self.run_rows, self._registry(), build, request)
+        sql = read_stream(self.run_rows, self._registry(), build, request)
+        _log_news(build)
+        return sql
 
     def _reconcile(self, build: StreamBuild) -> None:
         """Roll the registry forward if a crash left it behind the target's last commit."""
@@ -176,6 +184,16 @@ class StreamMethods(metaclass=AdapterMeta):
     def stream_records(self) -> list[dict[str, Any]]:
         """Every registered stream, for show_streams and describe_stream."""
         return [vars(record) for record in self._registry().all()]
+
+
+def _log_news(build: StreamBuild) -> None:
+    """Say what the stream reads changed or warn about, once each."""
+    for message in build.messages:
+        logger.info(message)
+    for warning in build.warnings:
+        logger.warning(warning)
+    build.messages.clear()
+    build.warnings.clear()
 
 
 def _as_key(value: Any) -> tuple[str, ...]:

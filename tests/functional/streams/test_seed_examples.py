@@ -40,6 +40,11 @@ def member_check(project) -> list[tuple]:
     return peek(project, "member_check_peek", columns="id, name, fee")
 
 
+def retention(project, table: str) -> str:
+    rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
+    return dict((row[0], row[1]) for row in rows)["delta.deletedFileRetentionDuration"]
+
+
 def changes(rows: list[tuple]) -> list[tuple]:
     """Rows without the row id: (id, name, fee, action, isupdate)."""
     return [tuple(row[:5]) for row in rows]
@@ -137,7 +142,10 @@ where metadata_action = 'INSERT'
             f"select offset_version from {schema}.dbt_streams where name = 'member_check'",
             fetch="all",
         )
-        assert offset == 3  # create, insert, merge, update: the update's commit
+        # create, insert, merge, the first consuming build raising the retention to 14 days
+        # (max_data_extension_time), update: the update's commit
+        assert offset == 4
+        assert retention(project, "members") == "interval 14 days"
 
 
 T2 = """

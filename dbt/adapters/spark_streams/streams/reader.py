@@ -17,6 +17,7 @@ from dbt.adapters.spark_streams.streams.changes import (
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.retention import extend_retention
 from dbt.adapters.spark_streams.streams.runner import RunSql
 from dbt.adapters.spark_streams.streams.source import (
     SourceTable,
@@ -25,6 +26,11 @@ from dbt.adapters.spark_streams.streams.source import (
     enable_change_data_feed,
     enable_command,
     latest_version,
+)
+from dbt.adapters.spark_streams.streams.staleness import (
+    check_readable,
+    expiry_warning,
+    pending_commits,
 )
 
 MODES = ("standard", "append_only")
@@ -50,10 +56,15 @@ class StreamBuild:
     """One model's build: its pins and the streams it read. A peek has no consumer."""
 
     consumer: str | None
+    schema: str
     target: str
     target_exists: bool
     full_refresh: bool
     auto_enable_change_tracking: bool
+    max_data_extension_days: int = 0
+    messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    prepared: set[str] = field(default_factory=set)
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
 
@@ -65,21 +76,92 @@ class StreamBuild:
 def read_stream(
     run: RunSql, registry: Registry, build: StreamBuild, request: StreamRequest
 ) -> str:
-    """The SQL of the stream's pending changes; records the offset a consuming build moves to."""
+    """The SQL of the stream's pending changes; records the offset a consuming build moves to.
+
+    Every check that can reject the stream runs before the only writes a read may make
+    (turning Change Data Feed on for a new stream, extending the source's retention).
+    """
     if request.name in build.reads:
         return build.reads[request.name][1]
     _check_mode(request)
     existing = registry.get(request.name)
     _check_consumer(build, request, existing)
-    source = _tracked_source(run, build, request)
-    pin = build.pins.setdefault(source.name, latest_version(run, source.name))
+    source = describe_source(run, request.schema, request.identifier, request.name)
+    _check_key(request, source)
     _check_same_source(request, existing, source)
-    if existing is None or build.full_refresh or (build.consuming and not build.target_exists):
+    if existing is not None and not _recreates(build):
+        _check_fresh(run, build, request, source, existing)
+    source = _prepare_source(
+        run, build, request, source, creating=existing is None or _recreates(build)
+    )
+    pin = _pin(run, build, source.name)
+    if existing is None or _recreates(build):
         sql = _new_stream(run, request, source, pin)
     else:
         sql = _pending(request, source, existing, pin)
     build.reads[request.name] = (_record(build, request, source, pin, existing), sql)
     return sql
+
+
+def _check_fresh(
+    run: RunSql,
+    build: StreamBuild,
+    request: StreamRequest,
+    source: SourceTable,
+    existing: StreamRecord,
+) -> None:
+    """Fail a stale stream; warn when its pending changes are about to leave retention."""
+    latest = _pin(run, build, source.name)
+    pending = pending_commits(run, source.name, existing.offset_version, latest.version)
+    check_readable(request.name, pending, source.retention, source.change_data_feed)
+    warning = expiry_warning(request.name, pending, source.retention)
+    if warning:
+        build.warnings.append(warning)
+
+
+def _prepare_source(
+    run: RunSql, build: StreamBuild, request: StreamRequest, source: SourceTable, creating: bool
+) -> SourceTable:
+    """Change Data Feed on (for a new stream) and retention extended (for a consumer).
+
+    Runs once per source and build; a write here drops the pin taken for the staleness check,
+    so the build reads up to and including its own property change.
+    """
+    if source.name in build.prepared:
+        return source
+    build.prepared.add(source.name)
+    if not source.change_data_feed:
+        if not (creating and build.consuming and build.auto_enable_change_tracking):
+            raise StreamError(
+                f"Stream {request.name}: source {source.name} does not have Change Data Feed on, "
+                "and streams read changes from it. Run:\n  "
+                f"{enable_command(source.name)}\nor let a consuming build do it "
+                "(config auto_enable_change_tracking: true, the default). Changes made before it "
+                "is on are never available."
+            )
+        enable_change_data_feed(run, source.name)
+        build.pins.pop(source.name, None)
+        source = replace(source, change_data_feed=True)
+    if build.consuming and build.max_data_extension_days:
+        changed = extend_retention(
+            run, source.name, source.retention, build.max_data_extension_days
+        )
+        if changed:
+            build.pins.pop(source.name, None)
+            build.messages.extend(changed)
+    return source
+
+
+def _pin(run: RunSql, build: StreamBuild, source: str) -> SourceVersion:
+    """The source version this build reads up to, taken on first use."""
+    if source not in build.pins:
+        build.pins[source] = latest_version(run, source)
+    return build.pins[source]
+
+
+def _recreates(build: StreamBuild) -> bool:
+    """A full refresh, or a consumer's first build, (re)creates every stream it reads."""
+    return build.full_refresh or (build.consuming and not build.target_exists)
 
 
 def _check_mode(request: StreamRequest) -> None:
@@ -88,22 +170,6 @@ def _check_mode(request: StreamRequest) -> None:
             f"Stream {request.name}: mode {request.mode!r} is not supported on Delta tables; "
             f"use one of {', '.join(MODES)}."
         )
-
-
-def _tracked_source(run: RunSql, build: StreamBuild, request: StreamRequest) -> SourceTable:
-    source = describe_source(run, request.schema, request.identifier, request.name)
-    if source.change_data_feed:
-        return source
-    if build.consuming and build.auto_enable_change_tracking:
-        enable_change_data_feed(run, source.name)
-        return replace(source, change_data_feed=True)
-    raise StreamError(
-        f"Stream {request.name}: source {source.name} does not have Change Data Feed on, and "
-        "streams read changes from it. Run:\n  "
-        f"{enable_command(source.name)}\nor let a consuming build do it "
-        "(config auto_enable_change_tracking: true, the default). Changes made before it is "
-        "on are never available."
-    )
 
 
 def _check_consumer(
@@ -119,6 +185,16 @@ def _check_consumer(
             f"Stream {request.name} is consumed by {', '.join(others)}; {build.consumer} cannot "
             "consume it too (one consumer per stream). Give one of them its own stream with "
             "stream(..., name='another_name'), or peek from a non-incremental model."
+        )
+
+
+def _check_key(request: StreamRequest, source: SourceTable) -> None:
+    missing = [key for key in request.unique_key if key not in source.columns]
+    if missing:
+        raise StreamError(
+            f"Stream {request.name}: unique_key column(s) {', '.join(missing)} not in source "
+            f"{source.name} (columns: {', '.join(source.columns)}). Name key columns of the "
+            "source table, as they are spelled there."
         )
 
 
@@ -201,7 +277,7 @@ def _record(
     keep_created = existing is not None and not build.full_refresh
     return StreamRecord(
         name=request.name,
-        schema=request.schema,
+        schema=build.schema,
         source_table=f"{request.schema}.{request.identifier}",
         source_id=source.table_id,
         source_type="delta",

@@ -4,8 +4,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.retention import Retention
 from dbt.adapters.spark_streams.streams.runner import RunSql
-from dbt.adapters.spark_streams.streams.sql import quote_path
+from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
 
@@ -30,6 +31,7 @@ class SourceTable:
     table_id: str
     columns: tuple[str, ...]
     change_data_feed: bool
+    retention: Retention
 
 
 def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
@@ -38,6 +40,11 @@ def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> S
     try:
         [detail] = run(f"describe detail {name}")
     except Exception as exc:
+        if is_view(run, schema, identifier):
+            raise StreamError(
+                f"Stream {stream}: source {schema}.{identifier} is a view; streams on views are "
+                "not supported yet. Point stream() at the Delta table(s) the view reads."
+            ) from exc
         raise StreamError(
             f"Stream {stream}: cannot read source {schema}.{identifier} ({exc}). Check that the "
             "table exists and that source()/ref() points to it."
@@ -55,7 +62,17 @@ def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> S
         table_id=str(detail["id"]),
         columns=columns,
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
+        retention=Retention.from_properties(properties),
     )
+
+
+def is_view(run: RunSql, schema: str, identifier: str) -> bool:
+    """Whether the name is a view (permanent or temporary) rather than a missing table."""
+    try:
+        views = run(f"show views in {quote_path(schema)} like {string_literal(identifier)}")
+    except Exception:
+        return False
+    return any(row.get("viewName") == identifier for row in views)
 
 
 def table_columns(run: RunSql, name: str) -> tuple[str, ...]:

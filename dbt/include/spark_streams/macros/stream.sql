@@ -27,6 +27,7 @@
       'at': at,
       'before': before,
       'auto_enable_change_tracking': config.get('auto_enable_change_tracking', true),
+      'max_data_extension_time': config.get('max_data_extension_time', 14),
       'other_consumers': spark_streams__other_consumers(name) if consuming and name else [],
   } -%}
   {%- set change_sql = adapter.stream_sql(

@@ -1,0 +1,137 @@
+"""Staleness: whether Delta can still read a stream's pending changes, and until when.
+
+Delta refuses a change read whose first commit is older than the source's
+`delta.deletedFileRetentionDuration` (DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION
+_DURATION), log cleanup removes commits older than `delta.logRetentionDuration`, and a range
+with Change Data Feed off has no change data. A stream is checked against all three before
+anything is written, from the history of its pending commits only, so the cost follows the
+number of commits since the offset and not the age of the table.
+"""
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.retention import Retention, format_interval
+from dbt.adapters.spark_streams.streams.runner import Row, RunSql
+
+WARN_WITHIN = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class PendingCommits:
+    """The source's commits after a stream's offset, oldest first, up to the pinned version."""
+
+    source: str
+    offset: int
+    pin: int
+    commits: tuple[Row, ...]
+
+    @property
+    def first(self) -> Row | None:
+        return self.commits[0] if self.commits else None
+
+    def log_is_complete(self) -> bool:
+        return bool(self.commits) and int(self.commits[0]["version"]) == self.offset + 1
+
+
+def pending_commits(run: RunSql, source: str, offset: int, pin: int) -> PendingCommits:
+    """History of the versions offset+1..pin; empty when nothing was committed since."""
+    if pin <= offset:
+        return PendingCommits(source, offset, pin, ())
+    wanted = pin - offset
+    rows = run(f"describe history {source} limit {wanted + 8}")
+    in_range = [row for row in rows if offset < int(row["version"]) <= pin]
+    if len(in_range) < wanted and len(rows) == wanted + 8:
+        rows = run(f"describe history {source}")
+        in_range = [row for row in rows if offset < int(row["version"]) <= pin]
+    in_range.sort(key=lambda row: int(row["version"]))
+    return PendingCommits(source, offset, pin, tuple(in_range))
+
+
+def stale_after(pending: PendingCommits, retention: Retention) -> datetime | None:
+    """When the oldest unread commit leaves retention; None while nothing is unread."""
+    if pending.first is None:
+        return None
+    return pending.first["timestamp"] + retention.readable_for
+
+
+def check_readable(
+    stream: str, pending: PendingCommits, retention: Retention, change_data_feed_now: bool
+) -> None:
+    """Raise a StreamError naming the stream, its offset and the fix if Delta cannot read it."""
+    reason = stale_reason(pending, retention, change_data_feed_now)
+    if reason is None:
+        return
+    why, earliest = reason
+    raise StreamError(
+        f"Stream {stream} is stale: {why}. Its offset is version {pending.offset} of "
+        f"{pending.source}; the earliest version Delta can still read changes from is "
+        f"{earliest}. Rebuild the consumer with --full-refresh to recreate the stream (it "
+        "starts again from the current rows); consume streams more often than the source's "
+        "retention, or raise delta.deletedFileRetentionDuration, to avoid this."
+    )
+
+
+def stale_reason(
+    pending: PendingCommits, retention: Retention, change_data_feed_now: bool
+) -> tuple[str, int] | None:
+    """Why the pending range is unreadable and the earliest readable version, or None."""
+    if pending.pin <= pending.offset:
+        return None
+    if not pending.log_is_complete():
+        earliest = int(pending.first["version"]) if pending.first else pending.pin + 1
+        return f"commits after version {pending.offset} were removed by log cleanup", earliest
+    switched_off = [row for row in pending.commits if _turns_change_data_feed_off(row)]
+    if switched_off or not change_data_feed_now:
+        return "Change Data Feed was turned off after its offset", _after_last_enable(pending)
+    cutoff = datetime.now() - retention.deleted_files
+    first = pending.commits[0]
+    if first["timestamp"] < cutoff:
+        readable = [int(row["version"]) for row in pending.commits if row["timestamp"] >= cutoff]
+        return (
+            f"its oldest unread change (version {first['version']}, committed "
+            f"{first['timestamp']:%Y-%m-%d %H:%M:%S}) is older than the source's "
+            f"delta.deletedFileRetentionDuration ({format_interval(retention.deleted_files)})",
+            min(readable, default=pending.pin + 1),
+        )
+    return None
+
+
+def _properties_set(row: Row) -> dict:
+    if row.get("operation") not in ("SET TBLPROPERTIES", "UNSET TBLPROPERTIES"):
+        return {}
+    parameters = row.get("operationParameters") or {}
+    try:
+        return dict(json.loads(parameters.get("properties") or "{}"))
+    except ValueError:
+        return {}
+
+
+def _turns_change_data_feed_off(row: Row) -> bool:
+    if row.get("operation") == "UNSET TBLPROPERTIES":
+        keys = str((row.get("operationParameters") or {}).get("propertyKeys", ""))
+        return "delta.enableChangeDataFeed" in keys
+    value = _properties_set(row).get("delta.enableChangeDataFeed")
+    return value is not None and str(value).lower() != "true"
+
+
+def _after_last_enable(pending: PendingCommits) -> int:
+    enabled = [
+        int(row["version"])
+        for row in pending.commits
+        if str(_properties_set(row).get("delta.enableChangeDataFeed", "")).lower() == "true"
+    ]
+    return max(enabled) + 1 if enabled else pending.pin + 1
+
+
+def expiry_warning(stream: str, pending: PendingCommits, retention: Retention) -> str | None:
+    """A warning when the stream's pending changes leave retention within 24 hours."""
+    deadline = stale_after(pending, retention)
+    if deadline is None or deadline - datetime.now() > WARN_WITHIN:
+        return None
+    return (
+        f"Stream {stream} goes stale at {deadline:%Y-%m-%d %H:%M:%S} (its oldest unread change "
+        f"leaves {pending.source}'s retention then); build its consumer before that."
+    )
