@@ -72,5 +72,6 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     streams = run_dbt_process(shop, "run-operation", "show_streams")
     assert streams.returncode == 0, streams.stdout + streams.stderr
     assert "name=customers_mirror__customers" in streams.stdout
-    assert "name=orders_audit__orders schema=shop_raw" in streams.stdout
+    assert "name=orders_audit__orders schema=shop source=`shop_raw`.`orders`" in streams.stdout
+    assert "stale=false stale_after=- " in streams.stdout
     assert "mode=append_only consumer=model.shop.orders_audit" in streams.stdout

@@ -27,6 +27,7 @@ from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.retention import extension_days
 from dbt.adapters.spark_streams.streams.runner import Row
 from dbt.adapters.spark_streams.streams.sql import quote_path
+from dbt.adapters.spark_streams.streams.status import stream_status
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
@@ -132,6 +133,7 @@ class StreamMethods(metaclass=AdapterMeta):
         commit = latest_commit_for(self.run_rows, build.target, build.consumer)
         if commit is None:
             return
+        build.last_txn_version = commit.txn_version
         registry = self._registry()
         behind = [
             record
@@ -156,7 +158,7 @@ class StreamMethods(metaclass=AdapterMeta):
             self.run_rows(statement)
             return AdapterResponse(_message="OK")
         records = [record for record, _ in build.reads.values()]
-        txn_version = max(record.txn_version for record in records) + 1
+        txn_version = max([build.last_txn_version, *(r.txn_version for r in records)]) + 1
         stamped = tuple(_with_txn(record, txn_version) for record in records)
         commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
         run_with_commit(self.run_rows, statement, commit)
@@ -182,8 +184,8 @@ class StreamMethods(metaclass=AdapterMeta):
 
     @available
     def stream_records(self) -> list[dict[str, Any]]:
-        """Every registered stream, for show_streams and describe_stream."""
-        return [vars(record) for record in self._registry().all()]
+        """Every registered stream with its staleness now, for show_streams and describe_stream."""
+        return [stream_status(self.run_rows, record) for record in self._registry().all()]
 
 
 def _log_news(build: StreamBuild) -> None:

@@ -62,6 +62,7 @@ class StreamBuild:
     full_refresh: bool
     auto_enable_change_tracking: bool
     max_data_extension_days: int = 0
+    last_txn_version: int = 0
     messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     prepared: set[str] = field(default_factory=set)
@@ -88,8 +89,8 @@ def read_stream(
     _check_consumer(build, request, existing)
     source = describe_source(run, request.schema, request.identifier, request.name)
     _check_key(request, source)
-    _check_same_source(request, existing, source)
     if existing is not None and not _recreates(build):
+        _check_same_source(request, existing, source)
         _check_fresh(run, build, request, source, existing)
     source = _prepare_source(
         run, build, request, source, creating=existing is None or _recreates(build)
@@ -278,7 +279,7 @@ def _record(
     return StreamRecord(
         name=request.name,
         schema=build.schema,
-        source_table=f"{request.schema}.{request.identifier}",
+        source_table=source.name,
         source_id=source.table_id,
         source_type="delta",
         mode=request.mode,

@@ -36,31 +36,37 @@ class SourceTable:
 
 def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
     """Format, table id, columns and Change Data Feed state of a stream's source."""
-    name = quote_path(schema, identifier)
     try:
-        [detail] = run(f"describe detail {name}")
-    except Exception as exc:
+        return describe_detail(run, quote_path(schema, identifier), stream)
+    except StreamError as exc:
         if is_view(run, schema, identifier):
             raise StreamError(
                 f"Stream {stream}: source {schema}.{identifier} is a view; streams on views are "
                 "not supported yet. Point stream() at the Delta table(s) the view reads."
             ) from exc
+        raise
+
+
+def describe_detail(run: RunSql, name: str, stream: str) -> SourceTable:
+    """The source called `name` (a quoted path), as DESCRIBE DETAIL and DESCRIBE see it."""
+    try:
+        [detail] = run(f"describe detail {name}")
+    except Exception as exc:
         raise StreamError(
-            f"Stream {stream}: cannot read source {schema}.{identifier} ({exc}). Check that the "
-            "table exists and that source()/ref() points to it."
+            f"Stream {stream}: cannot read source {name} ({exc}). Check that the table exists "
+            "and that source()/ref() points to it."
         ) from exc
     if str(detail.get("format")).lower() != "delta":
         raise StreamError(
-            f"Stream {stream}: source {schema}.{identifier} is a {detail.get('format')} table; "
-            "standard and append_only streams need a Delta table with Change Data Feed. "
-            "Convert it with `CONVERT TO DELTA` or recreate it `USING delta`."
+            f"Stream {stream}: source {name} is a {detail.get('format')} table; standard and "
+            "append_only streams need a Delta table with Change Data Feed. Convert it with "
+            "`CONVERT TO DELTA` or recreate it `USING delta`."
         )
     properties = detail.get("properties") or {}
-    columns = table_columns(run, name)
     return SourceTable(
         name=name,
         table_id=str(detail["id"]),
-        columns=columns,
+        columns=table_columns(run, name),
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
         retention=Retention.from_properties(properties),
     )

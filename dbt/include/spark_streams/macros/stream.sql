@@ -20,7 +20,7 @@
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
   {%- set options = {
-      'name': name or (model.name ~ '__' ~ relation.identifier),
+      'name': name or (model.name ~ '__' ~ spark_streams__relation_label(relation)),
       'mode': mode,
       'unique_key': unique_key or (config.get('unique_key') if consuming else none),
       'show_initial_rows': show_initial_rows,
@@ -47,4 +47,19 @@
     {%- do others.append(node.unique_id) -%}
   {%- endfor -%}
   {{ return(others) }}
+{%- endmacro %}
+
+{#- The dbt name of the source table or model behind `relation` (its identifier if neither):
+    stable when the physical table is renamed and the source's identifier follows it. -#}
+{% macro spark_streams__relation_label(relation) -%}
+  {%- for node in graph.sources.values()
+        if node.schema == relation.schema and node.identifier == relation.identifier -%}
+    {{ return(node.name) }}
+  {%- endfor -%}
+  {%- for node in graph.nodes.values()
+        if node.resource_type in ['model', 'seed', 'snapshot']
+        and node.schema == relation.schema and (node.alias or node.name) == relation.identifier -%}
+    {{ return(node.name) }}
+  {%- endfor -%}
+  {{ return(relation.identifier) }}
 {%- endmacro %}

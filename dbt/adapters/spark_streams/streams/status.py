@@ -1,0 +1,33 @@
+"""What show_streams and describe_stream print: the registry row plus staleness, now."""
+
+from datetime import datetime
+from typing import Any
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.runner import RunSql
+from dbt.adapters.spark_streams.streams.source import SourceTable, describe_detail, latest_version
+from dbt.adapters.spark_streams.streams.staleness import pending_commits, stale_after, stale_reason
+
+
+def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
+    """The record's fields, then `stale`, `stale_after` and, when stale, `stale_reason`."""
+    status: dict[str, Any] = dict(vars(record))
+    try:
+        source = describe_detail(run, record.source_table, record.name)
+    except StreamError as exc:
+        return {**status, "stale": True, "stale_after": None, "stale_reason": str(exc)}
+    if source.table_id != record.source_id:
+        reason = f"source {record.source_table} was dropped and recreated or replaced"
+        return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
+    return {**status, **_readability(run, record, source)}
+
+
+def _readability(run: RunSql, record: StreamRecord, source: SourceTable) -> dict[str, Any]:
+    latest = latest_version(run, source.name)
+    pending = pending_commits(run, source.name, record.offset_version, latest.version)
+    reason = stale_reason(pending, source.retention, source.change_data_feed)
+    deadline: datetime | None = stale_after(pending, source.retention)
+    if reason is None:
+        return {"stale": False, "stale_after": deadline, "stale_reason": ""}
+    return {"stale": True, "stale_after": deadline, "stale_reason": reason[0]}
