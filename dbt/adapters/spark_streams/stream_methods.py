@@ -22,6 +22,7 @@ from dbt.adapters.spark_streams.streams.commit import (
     run_with_commit,
     verify_landed,
 )
+from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.reader import StreamBuild, StreamRequest, read_stream
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.retention import extension_days
@@ -119,12 +120,12 @@ class StreamMethods(metaclass=AdapterMeta):
             mode=str(options.get("mode") or "standard"),
             unique_key=_as_key(options.get("unique_key")),
             show_initial_rows=bool(options.get("show_initial_rows", True)),
-            start=options.get("at") or options.get("before"),
+            start=_start_point(options),
             start_inclusive=options.get("at") is not None,
             other_consumers=tuple(options.get("other_consumers") or ()),
         )
         sql = read_stream(self.run_rows, self._registry(), build, request)
-        _log_news(build)
+        _log_warnings(build)
         return sql
 
     def _reconcile(self, build: StreamBuild) -> None:
@@ -157,6 +158,9 @@ class StreamMethods(metaclass=AdapterMeta):
         if build is None or not build.reads:
             self.run_rows(statement)
             return AdapterResponse(_message="OK")
+        for statement, message in build.source_writes:
+            self.run_rows(statement)
+            logger.info(message)
         records = [record for record, _ in build.reads.values()]
         txn_version = max([build.last_txn_version, *(r.txn_version for r in records)]) + 1
         stamped = tuple(_with_txn(record, txn_version) for record in records)
@@ -188,14 +192,28 @@ class StreamMethods(metaclass=AdapterMeta):
         return [stream_status(self.run_rows, record) for record in self._registry().all()]
 
 
-def _log_news(build: StreamBuild) -> None:
-    """Say what the stream reads changed or warn about, once each."""
-    for message in build.messages:
-        logger.info(message)
+def _log_warnings(build: StreamBuild) -> None:
+    """Warn about what the stream reads found, once each."""
     for warning in build.warnings:
         logger.warning(warning)
-    build.messages.clear()
     build.warnings.clear()
+
+
+def _start_point(options: dict[str, Any]) -> dict | None:
+    """The `at` or `before` mapping; giving both is ambiguous."""
+    at, before = options.get("at"), options.get("before")
+    if at is not None and before is not None:
+        raise StreamError(
+            f"Stream {options['name']}: give at= or before=, not both (at is inclusive, before "
+            "exclusive)."
+        )
+    point = at if at is not None else before
+    if point is not None and not isinstance(point, dict):
+        raise StreamError(
+            f"Stream {options['name']}: at/before must be a mapping like {{'version': 3}} or "
+            f"{{'timestamp': '2024-01-01 00:00:00'}}, not {point!r}."
+        )
+    return point
 
 
 def _as_key(value: Any) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from dbt.adapters.spark_streams.streams.changes import (
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
-from dbt.adapters.spark_streams.streams.retention import extend_retention
+from dbt.adapters.spark_streams.streams.retention import retention_extension
 from dbt.adapters.spark_streams.streams.runner import RunSql
 from dbt.adapters.spark_streams.streams.source import (
     SourceTable,
@@ -63,9 +63,9 @@ class StreamBuild:
     auto_enable_change_tracking: bool
     max_data_extension_days: int = 0
     last_txn_version: int = 0
-    messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     prepared: set[str] = field(default_factory=set)
+    source_writes: list[tuple[str, str]] = field(default_factory=list)
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
 
@@ -79,8 +79,7 @@ def read_stream(
 ) -> str:
     """The SQL of the stream's pending changes; records the offset a consuming build moves to.
 
-    Every check that can reject the stream runs before the only writes a read may make
-    (turning Change Data Feed on for a new stream, extending the source's retention).
+    A read writes nothing: the source writes a consumer needs are planned for its commit.
     """
     if request.name in build.reads:
         return build.reads[request.name][1]
@@ -92,9 +91,7 @@ def read_stream(
     if existing is not None and not _recreates(build):
         _check_same_source(request, existing, source)
         _check_fresh(run, build, request, source, existing)
-    source = _prepare_source(
-        run, build, request, source, creating=existing is None or _recreates(build)
-    )
+    source = _prepare_source(build, request, source, existing is None or _recreates(build))
     pin = _pin(run, build, source.name)
     if existing is None or _recreates(build):
         sql = _new_stream(run, request, source, pin)
@@ -121,12 +118,13 @@ def _check_fresh(
 
 
 def _prepare_source(
-    run: RunSql, build: StreamBuild, request: StreamRequest, source: SourceTable, creating: bool
+    build: StreamBuild, request: StreamRequest, source: SourceTable, creating: bool
 ) -> SourceTable:
-    """Change Data Feed on (for a new stream) and retention extended (for a consumer).
+    """Plan the source writes a consumer needs: Change Data Feed on, retention extended.
 
-    Runs once per source and build; a write here drops the pin taken for the staleness check,
-    so the build reads up to and including its own property change.
+    They run in commit_stream_build, after every check of the build and just before its write,
+    so a build rejected for bad input writes nothing. The stream's offset is the pin taken
+    before them; the next build reads their (empty) commits like any other.
     """
     if source.name in build.prepared:
         return source
@@ -140,16 +138,16 @@ def _prepare_source(
                 "(config auto_enable_change_tracking: true, the default). Changes made before it "
                 "is on are never available."
             )
-        enable_change_data_feed(run, source.name)
-        build.pins.pop(source.name, None)
+        build.source_writes.append(
+            (enable_change_data_feed(source.name), f"{source.name}: Change Data Feed turned on")
+        )
         source = replace(source, change_data_feed=True)
     if build.consuming and build.max_data_extension_days:
-        changed = extend_retention(
-            run, source.name, source.retention, build.max_data_extension_days
+        statement, changes = retention_extension(
+            source.name, source.retention, build.max_data_extension_days
         )
-        if changed:
-            build.pins.pop(source.name, None)
-            build.messages.extend(changed)
+        if statement:
+            build.source_writes.append((statement, "; ".join(changes)))
     return source
 
 
@@ -224,6 +222,11 @@ def _new_stream(
     snapshot = _snapshot(request, source, pin)
     if request.start is not None:
         first = resolve_start(run, source.name, request.start, request.start_inclusive)
+        if not 0 <= first <= pin.version + 1:
+            raise StreamError(
+                f"Stream {request.name}: start {request.start!r} is outside the history of "
+                f"{source.name}, whose versions run from 0 to {pin.version}."
+            )
         return _changes(request, source, first, pin.version, snapshot)
     if request.show_initial_rows:
         return initial_rows_sql(snapshot)
@@ -250,6 +253,16 @@ def _changes(
 
 def resolve_start(run: RunSql, source: str, point: dict, inclusive: bool) -> int:
     """The first version a new stream reads from `at` (inclusive) or `before` (exclusive)."""
+    try:
+        return _first_version(run, source, point, inclusive)
+    except ValueError as exc:
+        raise StreamError(
+            f"Stream start {point!r} on {source}: {exc}. Give {{'version': n}} or "
+            "{'timestamp': 'YYYY-MM-DD HH:MM:SS'}."
+        ) from exc
+
+
+def _first_version(run: RunSql, source: str, point: dict, inclusive: bool) -> int:
     if "version" in point:
         version = int(point["version"])
         return version if inclusive else version + 1

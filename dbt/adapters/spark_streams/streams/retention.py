@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.runner import RunSql
 from dbt.adapters.spark_streams.streams.sql import string_literal
 
 DELETED_FILES = "delta.deletedFileRetentionDuration"
@@ -88,8 +87,8 @@ def extension_days(value: object, model: str) -> int:
     return value
 
 
-def extend_retention(run: RunSql, source: str, current: Retention, days: int) -> list[str]:
-    """Raise the source's retention to `days`; what it changed, as sentences for the log."""
+def retention_extension(source: str, current: Retention, days: int) -> tuple[str, list[str]]:
+    """The ALTER TABLE raising the source's retention to `days` and what it changes, if needed."""
     wanted = timedelta(days=days)
     changes = {
         key: have
@@ -97,10 +96,9 @@ def extend_retention(run: RunSql, source: str, current: Retention, days: int) ->
         if have < wanted
     }
     if not changes:
-        return []
+        return "", []
     settings = ", ".join(f"{key} = {string_literal(f'interval {days} days')}" for key in changes)
-    run(f"alter table {source} set tblproperties ({settings})")
-    return [
+    return f"alter table {source} set tblproperties ({settings})", [
         f"{source}: {key} raised from {format_interval(have)} to {days} days so unconsumed "
         "streams stay readable (max_data_extension_time)"
         for key, have in changes.items()

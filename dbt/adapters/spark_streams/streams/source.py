@@ -98,9 +98,9 @@ def latest_version(run: RunSql, source: str) -> SourceVersion:
     return SourceVersion(int(latest["version"]), latest["timestamp"])
 
 
-def enable_change_data_feed(run: RunSql, source: str) -> None:
-    """Turn on Change Data Feed; changes from before this commit stay unavailable."""
-    run(f"alter table {source} set tblproperties ({CDF_PROPERTY} = true)")
+def enable_change_data_feed(source: str) -> str:
+    """The statement turning Change Data Feed on; changes before its commit stay unavailable."""
+    return f"alter table {source} set tblproperties ({CDF_PROPERTY} = true)"
 
 
 def enable_command(source: str) -> str:

@@ -18,6 +18,10 @@
     {{ return(relation) }}
   {%- endif -%}
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
+  {%- if consuming -%}
+    {#- The consumer's config is checked before any stream is read. -#}
+    {%- do spark_streams__stream_strategy() -%}
+  {%- endif -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
   {%- set options = {
       'name': name or (model.name ~ '__' ~ spark_streams__relation_label(relation)),

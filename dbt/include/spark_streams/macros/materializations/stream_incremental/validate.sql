@@ -12,7 +12,27 @@
         "Model " ~ model.name ~ ": incremental_strategy '" ~ strategy ~ "' needs a unique_key; "
         ~ "add config(unique_key='...') or use incremental_strategy='append'.") }}
   {%- endif -%}
+  {% do spark_streams__validate_stream_config() %}
   {{ return(strategy) }}
+{% endmacro %}
+
+
+{#- Config values with a fixed set of answers: an unknown one is an error, not a default. -#}
+{% macro spark_streams__validate_stream_config() %}
+  {%- set on_schema_change = config.get('on_schema_change') -%}
+  {%- set accepted = ['ignore', 'append_new_columns', 'sync_all_columns', 'fail'] -%}
+  {%- if on_schema_change is not none and on_schema_change not in accepted -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": on_schema_change '" ~ on_schema_change ~ "' is not one of "
+        ~ accepted | join(', ') ~ ".") }}
+  {%- endif -%}
+  {%- for flag in ['keep_metadata_columns', 'auto_enable_change_tracking'] -%}
+    {%- set value = config.get(flag) -%}
+    {%- if value is not none and value is not boolean -%}
+      {{ exceptions.raise_compiler_error(
+          "Model " ~ model.name ~ ": " ~ flag ~ " must be true or false, not '" ~ value ~ "'.") }}
+    {%- endif -%}
+  {%- endfor -%}
 {% endmacro %}
 
 

@@ -1,0 +1,157 @@
+"""Every bad input the adapter rejects, with the error the README's table promises.
+
+All the bad models build in one `dbt run`; each must fail with its own message, and none may
+leave a target, a registry row or a changed source behind.
+"""
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from tests.functional.adapter.delta import delta_project
+
+SOURCES = """
+version: 2
+sources:
+  - name: shop
+    schema: "{{ target.schema }}"
+    tables: [{name: orders}, {name: plain}, {name: orders_view}, {name: ghost}]
+"""
+
+
+def consumer(select: str, source: str = "orders", stream_args: str = "", **config: str) -> str:
+    settings = ", ".join(
+        ["materialized='stream_incremental'"] + [f"{k}={v}" for k, v in config.items()]
+    )
+    return (
+        f"{{{{ config({settings}) }}}}\n"
+        f"select {select} from {{{{ stream(source('shop', '{source}'){stream_args}) }}}}\n"
+    )
+
+
+MIRROR_COLUMNS = "id, status, metadata_action, metadata_isupdate"
+KEYED = {"incremental_strategy": "'apply_changes'", "unique_key": "'id'"}
+
+# model name -> (model SQL, the error text it must fail with)
+CASES = {
+    "bad_strategy": (
+        consumer("id", incremental_strategy="'upsert'"),
+        "incremental_strategy 'upsert' is not supported by stream_incremental; use one of "
+        "append, merge, apply_changes.",
+    ),
+    "merge_without_key": (
+        consumer("id", incremental_strategy="'merge'"),
+        "incremental_strategy 'merge' needs a unique_key; add config(unique_key='...') or use "
+        "incremental_strategy='append'.",
+    ),
+    "key_not_in_output": (
+        consumer("status, metadata_action, metadata_isupdate", **KEYED),
+        "unique_key column 'id' is not in the model's output (status, metadata_action, "
+        "metadata_isupdate). Select it from the stream.",
+    ),
+    "mirror_without_action": (
+        consumer("id, status", **KEYED),
+        "incremental_strategy 'apply_changes' needs the stream's metadata_action column in the "
+        "model's output. Select it from the stream.",
+    ),
+    "bad_on_schema_change": (
+        consumer(MIRROR_COLUMNS, on_schema_change="'explode'", **KEYED),
+        "on_schema_change 'explode' is not one of ignore, append_new_columns, sync_all_columns, "
+        "fail.",
+    ),
+    "bad_flag": (
+        consumer(MIRROR_COLUMNS, keep_metadata_columns="'yes'", **KEYED),
+        "keep_metadata_columns must be true or false, not 'yes'.",
+    ),
+    "bad_extension": (
+        consumer(MIRROR_COLUMNS, max_data_extension_time="-1", **KEYED),
+        "max_data_extension_time must be a whole number of days (0 turns the retention "
+        "extension off), not -1.",
+    ),
+    "bad_mode": (
+        consumer("id", stream_args=", mode='sideways'", incremental_strategy="'append'"),
+        "Stream bad_mode__orders: mode 'sideways' is not supported on Delta tables; use one of "
+        "standard, append_only.",
+    ),
+    "key_not_in_source": (
+        consumer("id", stream_args=", unique_key='order_no'", incremental_strategy="'append'"),
+        "Stream key_not_in_source__orders: unique_key column(s) order_no not in source "
+        "`{schema}`.`orders` (columns: id, status).",
+    ),
+    "parquet_source": (
+        consumer("id", source="plain", incremental_strategy="'append'"),
+        "Stream parquet_source__plain: source `{schema}`.`plain` is a parquet table; standard "
+        "and append_only streams need a Delta table with Change Data Feed.",
+    ),
+    "view_source": (
+        consumer("id", source="orders_view", incremental_strategy="'append'"),
+        "Stream view_source__orders_view: source {schema}.orders_view is a view; streams on "
+        "views are not supported yet.",
+    ),
+    "missing_source": (
+        consumer("id", source="ghost", incremental_strategy="'append'"),
+        "Stream missing_source__ghost: cannot read source `{schema}`.`ghost`",
+    ),
+    "at_and_before": (
+        consumer(
+            "id",
+            stream_args=", at={'version': 0}, before={'version': 0}",
+            incremental_strategy="'append'",
+        ),
+        "Stream at_and_before__orders: give at= or before=, not both",
+    ),
+    "at_in_the_future": (
+        consumer("id", stream_args=", at={'version': 99}", incremental_strategy="'append'"),
+        "Stream at_in_the_future__orders: start {{'version': 99}} is outside the history of "
+        "`{schema}`.`orders`, whose versions run from 0 to 1.",
+    ),
+    "bad_timestamp": (
+        consumer(
+            "id", stream_args=", at={'timestamp': 'yesterday'}", incremental_strategy="'append'"
+        ),
+        "Stream start {{'timestamp': 'yesterday'}} on `{schema}`.`orders`: Invalid isoformat "
+        "string: 'yesterday'.",
+    ),
+}
+
+
+def properties(project, table: str) -> dict[str, str]:
+    rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
+    return {row[0]: row[1] for row in rows}
+
+
+class TestBadInput:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return delta_project()
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES, **{f"{n}.sql": sql for n, (sql, _) in CASES.items()}}
+
+    def test_each_rejected_with_its_error_and_nothing_written(self, project):
+        schema = project.test_schema
+        project.run_sql(
+            f"create table {schema}.orders (id int, status string) using delta "
+            "tblproperties (delta.enableChangeDataFeed = false)"
+        )
+        project.run_sql(f"insert into {schema}.orders values (1, 'placed')")
+        project.run_sql(f"create table {schema}.plain (id int) using parquet")
+        project.run_sql(f"create view {schema}.orders_view as select * from {schema}.orders")
+        before = properties(project, "orders")
+
+        results = run_dbt(["run"], expect_pass=False)
+        messages = {result.node.name: " ".join(result.message.split()) for result in results}
+        for name, (_, error) in CASES.items():
+            assert error.format(schema=schema) in messages[name], name
+
+        tables = {row[1] for row in project.run_sql(f"show tables in {schema}", fetch="all")}
+        assert tables - {"dbt_streams"} == {"orders", "plain", "orders_view"}
+        assert project.run_sql(f"select * from {schema}.dbt_streams", fetch="all") == []
+        assert properties(project, "orders") == before
+
+    def test_describe_an_unknown_stream(self, project):
+        _, log = run_dbt_and_capture(
+            ["run-operation", "describe_stream", "--args", "{name: nope}"], expect_pass=False
+        )
+        message = " ".join(log.split())
+        assert "No stream named 'nope'. Run `dbt run-operation show_streams`" in message
