@@ -8,13 +8,20 @@ from pathlib import Path
 DBT = str(Path(sys.executable).with_name("dbt"))
 
 
-def run_dbt_process(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_dbt_process(
+    project: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`dbt <args>` in `project` with its own profiles.yml; output captured as text."""
-    env = {**os.environ, "DBT_PROFILES_DIR": str(project), "DBT_SEND_ANONYMOUS_USAGE_STATS": "0"}
+    environment = {
+        **os.environ,
+        "DBT_PROFILES_DIR": str(project),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "0",
+        **(env or {}),
+    }
     return subprocess.run(
         [DBT, *args, "--project-dir", str(project)],
         cwd=project,
-        env=env,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=600,

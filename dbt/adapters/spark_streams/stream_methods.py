@@ -23,6 +23,7 @@ from dbt.adapters.spark_streams.streams.commit import (
     verify_landed,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.faults import crash_during, crash_point
 from dbt.adapters.spark_streams.streams.reader import StreamBuild, StreamRequest, read_stream
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.retention import extension_days
@@ -126,6 +127,8 @@ class StreamMethods(metaclass=AdapterMeta):
         )
         sql = read_stream(self.run_rows, self._registry(), build, request)
         _log_warnings(build)
+        if consuming:
+            crash_point("after_pin")
         return sql
 
     def _reconcile(self, build: StreamBuild) -> None:
@@ -158,15 +161,17 @@ class StreamMethods(metaclass=AdapterMeta):
         if build is None or not build.reads:
             self.run_rows(statement)
             return AdapterResponse(_message="OK")
-        for statement, message in build.source_writes:
-            self.run_rows(statement)
+        for source_write, message in build.source_writes:
+            self.run_rows(source_write)
             logger.info(message)
         records = [record for record, _ in build.reads.values()]
         txn_version = max([build.last_txn_version, *(r.txn_version for r in records)]) + 1
         stamped = tuple(_with_txn(record, txn_version) for record in records)
         commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
+        crash_during("during_write")
         run_with_commit(self.run_rows, statement, commit)
         verify_landed(self.run_rows, build.target, commit)
+        crash_point("after_commit")
         self._record_offsets(list(stamped))
         names = ", ".join(record.name for record in stamped)
         return AdapterResponse(_message=f"OK, consumed {names}")

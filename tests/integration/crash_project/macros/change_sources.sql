@@ -1,0 +1,17 @@
+{% macro change_sources() %}
+  {%- set round = var('round', none) -%}
+  {%- if round is none -%}{{ return('select 1') }}{%- endif -%}
+  {%- if round == 0 -%}
+    {% do run_query('create schema if not exists crash_raw') %}
+    {% do run_query('create table crash_raw.customers (id int, name string, tier string) using delta') %}
+    {% do run_query('create table crash_raw.orders (id int, amount int) using delta') %}
+    {% do run_query("insert into crash_raw.customers select id, concat('c', id), 'basic' from range(1, 21)") %}
+    {% do run_query('insert into crash_raw.orders select id, id * 10 from range(1, 31)') %}
+  {%- else -%}
+    {% do run_query("update crash_raw.customers set tier = 'gold" ~ round ~ "' where id % 3 = " ~ round % 3) %}
+    {% do run_query('delete from crash_raw.customers where id = ' ~ (round + 1)) %}
+    {% do run_query("insert into crash_raw.customers values (" ~ (100 + round) ~ ", 'new', 'basic')") %}
+    {% do run_query('insert into crash_raw.orders select id, id * 10 from range(' ~ (100 * round) ~ ', ' ~ (100 * round + 5) ~ ')') %}
+  {%- endif -%}
+  {{ return('select 1') }}
+{% endmacro %}
