@@ -48,6 +48,7 @@ def test_killed_build_then_recovery(project: Path, step: str) -> None:
     assert "PASS mirror_equals_source" in recovered.stdout
     assert "PASS audit_has_each_order_once" in recovered.stdout
 
-    again = run_dbt_process(project, "build")
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "PASS audit_has_each_order_once" in again.stdout
+    if step == STEPS[-1]:  # earlier steps get this check from the next step's recovery
+        again = run_dbt_process(project, "build")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "PASS audit_has_each_order_once" in again.stdout
