@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional clean
+.PHONY: install jars demo test lint unit functional fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ functional: install
 	$(BIN)/pytest tests/functional tests/integration
 
 test: lint unit functional
+
+# The differential fuzz with many random examples (make test runs a few fixed ones).
+fuzz: install
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest tests/functional/streams/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \
