@@ -11,6 +11,7 @@ from dbt.adapters.spark import SparkAdapter, SparkColumn
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
 from dbt.adapters.spark_streams.stream_methods import StreamMethods
+from dbt.adapters.spark_streams.streams.sql import quote
 
 # `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
 # from `DESCRIBE` and from Spark SQL itself; without this the catalog says `long` for a view's
@@ -38,6 +39,10 @@ class SparkStreamsAdapter(StreamMethods, SparkAdapter):
             adapter_version=version,
             model_adapter_details=cls._get_adapter_specific_run_info(config),
         )
+
+    def quote(self, identifier: str) -> str:  # type: ignore[override]
+        """dbt-spark's quoting, with backticks inside the name doubled as Spark SQL requires."""
+        return quote(str(identifier))
 
     def parse_columns_from_information(self, relation: BaseRelation) -> list[SparkColumn]:
         """dbt-spark's parsing, with type names as Spark SQL spells them."""

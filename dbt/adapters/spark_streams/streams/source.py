@@ -63,13 +63,26 @@ def describe_detail(run: RunSql, name: str, stream: str) -> SourceTable:
             "`CONVERT TO DELTA` or recreate it `USING delta`."
         )
     properties = detail.get("properties") or {}
+    columns = table_columns(run, name)
+    _check_column_names(stream, name, columns)
     return SourceTable(
         name=name,
         table_id=str(detail["id"]),
-        columns=table_columns(run, name),
+        columns=columns,
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
         retention=Retention.from_properties(properties),
     )
+
+
+def _check_column_names(stream: str, name: str, columns: tuple[str, ...]) -> None:
+    """Backticks in column names break Delta's change data writes, so say so up front."""
+    for column in columns:
+        if "`" in column:
+            raise StreamError(
+                f"Stream {stream}: column {column!r} of source {name} contains a backtick. Delta "
+                "cannot write change data for such a column (UPDATE, DELETE and MERGE fail with "
+                "INVALID_ATTRIBUTE_NAME_SYNTAX), so no stream can follow it. Rename the column."
+            )
 
 
 def is_view(run: RunSql, schema: str, identifier: str) -> bool:
