@@ -45,9 +45,11 @@ functional: install
 
 test: lint unit functional
 
-# The differential fuzz with many random examples (make test runs a few fixed ones).
+# The long versions of the reliability tests: 40 random fuzz examples (make test runs 3 fixed
+# ones) and 3 rounds of concurrent builds (make test runs 1).
 fuzz: install
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest tests/functional/streams/test_fuzz.py
+	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 $(BIN)/pytest \
+	    tests/functional/streams/test_fuzz.py tests/integration/test_concurrency.py
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \

@@ -40,6 +40,8 @@ class SparkStreamsCredentials(SparkCredentials):
     method: StreamsConnectionMethod = StreamsConnectionMethod.SESSION  # type: ignore[assignment]
     warehouse_dir: str | None = None
     metastore_dir: str | None = None
+    metastore_url: str | None = None
+    metastore_driver_jar: str | None = None
     delta_package: str = DEFAULT_DELTA_PACKAGE
     jars_dir: str | None = None
     jvm_log: str | None = None
@@ -94,6 +96,7 @@ class SparkStreamsCredentials(SparkCredentials):
             "schema",
             "warehouse_dir",
             "metastore_dir",
+            "metastore_url",
             "delta_package",
             "jars_dir",
             "master",

@@ -25,6 +25,7 @@ logger = AdapterLogger("SparkStreams")
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 START_LOCK = threading.Lock()
+DERBY_CLIENT_DRIVER = "org.apache.derby.jdbc.ClientDriver"
 
 
 def project_dir() -> Path:
@@ -83,9 +84,7 @@ def session_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": str(warehouse_path(creds)),
-        "spark.hadoop.javax.jdo.option.ConnectionURL": (
-            f"jdbc:derby:;databaseName={metastore / 'metastore_db'};create=true"
-        ),
+        **metastore_confs(creds, metastore),
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
         "spark.sql.shuffle.partitions": partitions,
         "spark.default.parallelism": partitions,
@@ -98,6 +97,31 @@ def session_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
         **jar_confs(creds),
     }
     return {**confs, **creds.server_side_parameters}
+
+
+def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str, str]:
+    """The Hive metastore's database: embedded Derby in metastore_dir, or a shared server.
+
+    Embedded Derby admits one process at a time; `metastore_url` points every process of a
+    team (or of the concurrency tests) at one Derby network server instead.
+    """
+    if not creds.metastore_url:
+        url = f"jdbc:derby:;databaseName={metastore / 'metastore_db'};create=true"
+        return {"spark.hadoop.javax.jdo.option.ConnectionURL": url}
+    confs = {"spark.hadoop.javax.jdo.option.ConnectionURL": creds.metastore_url}
+    if creds.metastore_url.startswith("jdbc:derby://"):
+        confs["spark.hadoop.javax.jdo.option.ConnectionDriverName"] = DERBY_CLIENT_DRIVER
+    if creds.metastore_driver_jar:
+        # The metastore loads its JDBC driver from the JVM's own class path, not from jars
+        # added later (spark.jars, spark.jars.packages).
+        jar = _resolve(creds.metastore_driver_jar, "")
+        if not jar.is_file():
+            raise FailedToConnectError(
+                f"metastore_driver_jar {jar} does not exist. For a Derby network server, "
+                "`scripts/metastore-server.sh start <dir>` fetches it into .jars/derby-server/."
+            )
+        confs["spark.driver.extraClassPath"] = str(jar)
+    return confs
 
 
 def _require_java() -> None:

@@ -65,6 +65,11 @@ def _record_from_json(item: dict[str, Any]) -> StreamRecord:
     return StreamRecord(**values)
 
 
+# Delta's errors for a commit that lost to a concurrent one (ConcurrentTransactionException,
+# ConcurrentAppendException, ... all carry DELTA_CONCURRENT_ in their error class).
+CONFLICT_MARKERS = ("DELTA_CONCURRENT_", "ConcurrentTransactionException", "ConcurrentAppend")
+
+
 def app_id(consumer: str) -> str:
     """One idempotency id per consuming model."""
     return f"{MARKER}:{consumer}"
@@ -85,6 +90,10 @@ def run_with_commit(run: RunSql, statement: str, commit: BuildCommit) -> list[Ro
         run(_set(TXN_APP_ID, app_id(commit.consumer)))
         run(_set(TXN_VERSION, str(commit.txn_version)))
         return run(statement)
+    except Exception as exc:
+        if any(marker in str(exc) for marker in CONFLICT_MARKERS):
+            raise consumed_elsewhere(commit, str(exc)) from exc
+        raise
     finally:
         for conf in (USER_METADATA, TXN_APP_ID, TXN_VERSION):
             run(f"RESET {conf}")
@@ -101,11 +110,19 @@ def verify_landed(run: RunSql, target: str, commit: BuildCommit) -> None:
     """Fail if the write was skipped because another run committed this version first."""
     if any(c.build_id == commit.build_id for c in stream_commits(run, target)):
         return
+    raise consumed_elsewhere(
+        commit,
+        f"Delta skipped transaction {commit.txn_version} of {app_id(commit.consumer)} on {target}",
+    )
+
+
+def consumed_elsewhere(commit: BuildCommit, why: str) -> StreamConsumedElsewhere:
+    """The error of a build that lost the race for its streams to a concurrent run."""
     names = ", ".join(record.name for record in commit.records)
-    raise StreamConsumedElsewhere(
-        f"Stream {names} is being consumed by another run: this build's write to {target} did "
-        f"not land (Delta skipped transaction {commit.txn_version} of {app_id(commit.consumer)}"
-        "). Nothing was consumed by this run; run the model again to consume what is left."
+    return StreamConsumedElsewhere(
+        f"Stream {names} is being consumed by another run: this build's write did not land "
+        f"({why.strip().splitlines()[0]}). Nothing was consumed by this run; run the model "
+        "again to consume what is left."
     )
 
 
