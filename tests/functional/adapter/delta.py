@@ -2,6 +2,8 @@
 
 from typing import Any
 
+import pytest
+
 DELTA = {"+file_format": "delta"}
 
 
@@ -11,3 +13,11 @@ def delta_project(**config: Any) -> dict[str, Any]:
     for key, value in config.items():
         merged[key] = {**merged[key], **value} if key in merged else value
     return merged
+
+
+class DeltaProject:
+    """Base for test classes whose project builds models, seeds and snapshots on Delta."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict[str, Any]:
+        return delta_project()

@@ -7,7 +7,7 @@ leave a target, a registry row or a changed source behind.
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 SOURCES = """
 version: 2
@@ -119,11 +119,7 @@ def properties(project, table: str) -> dict[str, str]:
     return {row[0]: row[1] for row in rows}
 
 
-class TestBadInput:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestBadInput(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES, **{f"{n}.sql": sql for n, (sql, _) in CASES.items()}}

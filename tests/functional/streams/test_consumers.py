@@ -3,7 +3,7 @@
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 SOURCES = """
 version: 2
@@ -32,11 +32,7 @@ def tables(project) -> set[str]:
     return {row[1] for row in rows}
 
 
-class TestTwoConsumersOfOneStream:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestTwoConsumersOfOneStream(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES, "audit_a.sql": CONSUMER, "audit_b.sql": CONSUMER}
@@ -54,12 +50,8 @@ class TestTwoConsumersOfOneStream:
         assert registered(project) == []
 
 
-class TestLaterConsumerOfARegisteredStream:
+class TestLaterConsumerOfARegisteredStream(DeltaProject):
     """A default name taken explicitly by another model is caught through the registry."""
-
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
 
     @pytest.fixture(scope="class")
     def models(self):
@@ -95,11 +87,7 @@ def change_data_feed(project) -> str:
     return dict((row[0], row[1]) for row in rows).get("delta.enableChangeDataFeed", "unset")
 
 
-class TestChangeDataFeedOffAndNotAllowed:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestChangeDataFeedOffAndNotAllowed(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES, "mirror.sql": MIRROR.format(enable="false")}
@@ -119,11 +107,7 @@ class TestChangeDataFeedOffAndNotAllowed:
         assert "mirror" not in tables(project)
 
 
-class TestChangeDataFeedOffAndAllowed:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestChangeDataFeedOffAndAllowed(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES, "mirror.sql": MIRROR.format(enable="true")}

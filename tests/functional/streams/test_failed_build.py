@@ -3,7 +3,7 @@
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 SOURCES = """
 version: 2
@@ -42,11 +42,7 @@ def versions(project, table: str) -> int:
     return len(project.run_sql(f"describe history {project.test_schema}.{table}", fetch="all"))
 
 
-class TestFailedBuildMovesNothing:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestFailedBuildMovesNothing(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES, "orders_mirror.sql": MIRROR}
@@ -88,12 +84,8 @@ class TestFailedBuildMovesNothing:
         assert stream_offset(project) == offset + 3
 
 
-class TestStreamIncrementalWithoutStreams:
+class TestStreamIncrementalWithoutStreams(DeltaProject):
     """A stream_incremental model that reads no stream behaves as a plain incremental."""
-
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
 
     @pytest.fixture(scope="class")
     def models(self):

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import given as given_
 from hypothesis import strategies as st
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 settings.register_profile(
     "ci",
@@ -339,11 +339,7 @@ class Fuzz:
         return +state
 
 
-class TestDifferentialFuzz:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestDifferentialFuzz(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {

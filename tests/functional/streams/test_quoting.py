@@ -9,7 +9,7 @@ columns with backticks, so streams refuse those with a clear error.
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 STREAM = "o'brien `stream`; drop table x --"
 
@@ -43,11 +43,7 @@ select * from {{{{ stream(source('odd', '{source}')) }}}}
 COLUMNS = "`group`, `it's`, `value`"
 
 
-class TestNamesThatNeedQuoting:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestNamesThatNeedQuoting(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {

@@ -3,7 +3,7 @@
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 SOURCES = """
 version: 2
@@ -43,11 +43,7 @@ def offset(project, model: str) -> int:
     return version
 
 
-class TestColumnAddedToSource:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestColumnAddedToSource(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         models = {"sources.yml": SOURCES}

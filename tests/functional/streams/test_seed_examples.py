@@ -7,7 +7,7 @@ on demand) show what a stream holds without consuming it.
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 SOURCES = """
 version: 2
@@ -50,11 +50,7 @@ def changes(rows: list[tuple]) -> list[tuple]:
     return [tuple(row[:5]) for row in rows]
 
 
-class TestBeispiel1Members:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestBeispiel1Members(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {
@@ -155,11 +151,7 @@ from {{{{ stream(source('gym', 't'), name='{name}', mode='{mode}') }}}}
 """
 
 
-class TestBeispiel2StandardAndAppendOnly:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestBeispiel2StandardAndAppendOnly(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {

@@ -8,7 +8,7 @@ import time
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import delta_project
+from tests.functional.adapter.delta import DeltaProject
 
 CASES = ("short", "feed", "recreated", "replaced", "renamed", "soon", "extended")
 
@@ -67,11 +67,7 @@ def vacuum_everything(project, table: str) -> None:
         project.run_sql(f"reset {check}")
 
 
-class TestStaleness:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return delta_project()
-
+class TestStaleness(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         models = {"sources.yml": SOURCES}
