@@ -77,8 +77,11 @@ def commit(version: int, age: timedelta, operation: str = "WRITE", **parameters:
     }
 
 
+OFFSET_TIME = datetime(2026, 11, 1, 12, 30)
+
+
 def pending(*commits: dict, offset: int = 4, pin: int = 6) -> PendingCommits:
-    return PendingCommits("`s`.`t`", offset, pin, tuple(commits))
+    return PendingCommits("`s`.`t`", offset, pin, tuple(commits), OFFSET_TIME)
 
 
 def test_fresh_range_is_readable() -> None:
@@ -101,7 +104,7 @@ def test_oldest_unread_commit_beyond_retention() -> None:
         check_readable("s1", range_, WEEK, True)
     message = str(raised.value)
     assert "Stream s1 is stale" in message
-    assert "Its offset is version 4 of `s`.`t`" in message
+    assert "Its offset is version 4 of `s`.`t` (committed 2026-11-01 12:30:00)" in message
     assert "earliest version Delta can still read changes from is 6" in message
     assert "--full-refresh" in message
 

@@ -110,7 +110,9 @@ def _check_fresh(
 ) -> None:
     """Fail a stale stream; warn when its pending changes are about to leave retention."""
     latest = _pin(run, build, source.name)
-    pending = pending_commits(run, source.name, existing.offset_version, latest.version)
+    pending = pending_commits(
+        run, source.name, existing.offset_version, latest.version, existing.offset_timestamp
+    )
     check_readable(request.name, pending, source.retention, source.change_data_feed)
     warning = expiry_warning(request.name, pending, source.retention)
     if warning:

@@ -27,6 +27,7 @@ class PendingCommits:
     offset: int
     pin: int
     commits: tuple[Row, ...]
+    offset_time: datetime | None = None
 
     @property
     def first(self) -> Row | None:
@@ -36,10 +37,12 @@ class PendingCommits:
         return bool(self.commits) and int(self.commits[0]["version"]) == self.offset + 1
 
 
-def pending_commits(run: RunSql, source: str, offset: int, pin: int) -> PendingCommits:
+def pending_commits(
+    run: RunSql, source: str, offset: int, pin: int, offset_time: datetime | None = None
+) -> PendingCommits:
     """History of the versions offset+1..pin; empty when nothing was committed since."""
     if pin <= offset:
-        return PendingCommits(source, offset, pin, ())
+        return PendingCommits(source, offset, pin, (), offset_time)
     wanted = pin - offset
     rows = run(f"describe history {source} limit {wanted + 8}")
     in_range = [row for row in rows if offset < int(row["version"]) <= pin]
@@ -47,7 +50,7 @@ def pending_commits(run: RunSql, source: str, offset: int, pin: int) -> PendingC
         rows = run(f"describe history {source}")
         in_range = [row for row in rows if offset < int(row["version"]) <= pin]
     in_range.sort(key=lambda row: int(row["version"]))
-    return PendingCommits(source, offset, pin, tuple(in_range))
+    return PendingCommits(source, offset, pin, tuple(in_range), offset_time)
 
 
 def stale_after(pending: PendingCommits, retention: Retention) -> datetime | None:
@@ -67,11 +70,15 @@ def check_readable(
     why, earliest = reason
     raise StreamError(
         f"Stream {stream} is stale: {why}. Its offset is version {pending.offset} of "
-        f"{pending.source}; the earliest version Delta can still read changes from is "
-        f"{earliest}. Rebuild the consumer with --full-refresh to recreate the stream (it "
+        f"{pending.source}{_committed(pending.offset_time)}; the earliest version Delta can "
+        f"still read changes from is {earliest}. Rebuild the consumer with --full-refresh to recreate the stream (it "
         "starts again from the current rows); consume streams more often than the source's "
         "retention, or raise delta.deletedFileRetentionDuration, to avoid this."
     )
+
+
+def _committed(moment: datetime | None) -> str:
+    return f" (committed {moment:%Y-%m-%d %H:%M:%S})" if moment else ""
 
 
 def stale_reason(

@@ -25,7 +25,9 @@ def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
 
 def _readability(run: RunSql, record: StreamRecord, source: SourceTable) -> dict[str, Any]:
     latest = latest_version(run, source.name)
-    pending = pending_commits(run, source.name, record.offset_version, latest.version)
+    pending = pending_commits(
+        run, source.name, record.offset_version, latest.version, record.offset_timestamp
+    )
     reason = stale_reason(pending, source.retention, source.change_data_feed)
     deadline: datetime | None = stale_after(pending, source.retention)
     if reason is None:
