@@ -72,8 +72,9 @@ def check_readable(
         f"Stream {stream} is stale: {why}. Its offset is version {pending.offset} of "
         f"{pending.source}{_committed(pending.offset_time)}; the earliest version Delta can "
         f"still read changes from is {earliest}. Rebuild the consumer with --full-refresh to "
-        "recreate the stream (it starts again from the current rows); consume streams more often than the source's "
-        "retention, or raise delta.deletedFileRetentionDuration, to avoid this."
+        "recreate the stream (it starts again from the current rows); consume streams more "
+        "often than the source's retention, or raise delta.deletedFileRetentionDuration, to "
+        "avoid this."
     )
 
 
