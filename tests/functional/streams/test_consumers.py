@@ -29,7 +29,7 @@ def registered(project) -> list[tuple]:
 
 def tables(project) -> set[str]:
     rows = project.run_sql(f"show tables in {project.test_schema}", fetch="all")
-    return {row[1] for row in rows}
+    return {name for _, name, temporary in rows if not temporary}
 
 
 class TestTwoConsumersOfOneStream(DeltaProject):
