@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz clean
+.PHONY: install jars demo test lint unit functional fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ test: lint unit functional
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 $(BIN)/pytest \
 	    tests/functional/streams/test_fuzz.py tests/integration/test_concurrency.py
+
+# Not part of make test: minutes to hours. BENCH_ARGS="--sizes 20000 --reps 1" for a quick look.
+bench: install
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \

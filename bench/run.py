@@ -1,0 +1,185 @@
+"""`make bench`: time four ways of bringing a target up to date after a change batch.
+
+One process, one warm Spark session: dbt builds run through dbt's in-process runner and are
+timed as the node's own execution time (no parsing); the floor is hand-written Spark SQL in the
+same session. Every method sees the same source and the same change batch.
+
+    python bench/run.py [--sizes 1000000 5000000] [--deltas 0.0001 0.001 0.01 0.1] [--reps 3]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dbt.cli.main import dbtRunner
+from pyspark.sql import SparkSession
+
+from bench.report import write_report
+
+PROJECT = Path(__file__).resolve().parent / "project"
+SOURCE = "bench_raw.orders"
+FLOOR = "bench.floor_target"
+COLUMNS = "id, customer_id, status, amount, created_at, updated_at, note"
+ASSIGNMENTS = ", ".join(f"t.{c} = s.{c}" for c in COLUMNS.split(", "))
+SOURCE_VALUES = ", ".join(f"s.{c}" for c in COLUMNS.split(", "))
+DBT_METHODS = {
+    "stream": "stream_mirror",
+    "full_rebuild": "full_rebuild",
+    "watermark_merge": "watermark_merge",
+}
+
+
+@dataclass
+class Result:
+    n: int
+    d: int
+    method: str
+    seconds: float
+    rows_wrong: int
+
+
+class Bench:
+    """The source, the targets and the last version the floor has applied."""
+
+    def __init__(self) -> None:
+        os.environ["DBT_PROFILES_DIR"] = str(PROJECT)
+        self.runner = dbtRunner()
+        self.dbt("debug")  # starts the session
+        active = SparkSession.getActiveSession()
+        assert active is not None, "the adapter's embedded session did not start"
+        self.spark = active
+        self.floor_version = 0
+        self.next_id = 0
+
+    def dbt(self, *args: str) -> float:
+        """Run dbt in this process; the build's own execution time, in seconds."""
+        result = self.runner.invoke([*args, "--project-dir", str(PROJECT)])
+        if not result.success:
+            raise RuntimeError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
+        nodes = getattr(result.result, "results", None) or []
+        return sum(node.execution_time for node in nodes)
+
+    def sql(self, statement: str) -> list:
+        return self.spark.sql(statement).collect()
+
+    def create_source(self, n: int) -> None:
+        """N orders with keys, strings, decimals and timestamps, then every target built."""
+        self.sql("create schema if not exists bench_raw")
+        self.sql(f"drop table if exists {SOURCE}")
+        self.sql(
+            f"create table {SOURCE} (id bigint, customer_id bigint, status string, "
+            "amount decimal(12, 2), created_at timestamp, updated_at timestamp, note string) "
+            "using delta"
+        )
+        self.insert_rows(0, n)
+        self.dbt("run", "--full-refresh")
+        self.sql(f"create or replace table {FLOOR} using delta as select * from {SOURCE}")
+        self.floor_version = self.latest_version()
+
+    def insert_rows(self, start: int, count: int) -> None:
+        self.sql(
+            f"insert into {SOURCE} select id, id % 50000, "
+            "element_at(array('placed', 'paid', 'shipped', 'returned'), cast(id % 4 + 1 as int)), "
+            "cast(id % 100000 as decimal(12, 2)) / 100, "
+            "timestamp'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id % 86400), "
+            "timestamp'2026-01-01 00:00:00', "
+            f"concat('order ', id) from range({start}, {start + count})"
+        )
+        self.next_id = max(self.next_id, start + count)
+
+    def latest_version(self) -> int:
+        return int(self.sql(f"describe history {SOURCE} limit 1")[0]["version"])
+
+    def apply_changes(self, n: int, d: int, rep: int) -> None:
+        """A third each of updates, deletes and inserts, on contiguous id ranges."""
+        third = max(d // 3, 1)
+        start = (rep * 3 * third) % max(n - 3 * third, 1)
+        self.sql(
+            f"update {SOURCE} set status = 'updated', amount = amount + 1, "
+            f"updated_at = current_timestamp() where id >= {start} and id < {start + third}"
+        )
+        self.sql(f"delete from {SOURCE} where id >= {start + third} and id < {start + 2 * third}")
+        self.insert_rows(self.next_id, d - 2 * third)
+
+    def floor(self) -> float:
+        """Hand-written: the changes of exactly the new versions, MERGEd by key."""
+        latest = self.latest_version()
+        began = time.perf_counter()
+        if latest > self.floor_version:
+            self.sql(
+                f"""merge into {FLOOR} t using (
+                  select * from (
+                    select *, row_number() over (partition by id order by _commit_version desc,
+                      case _change_type when 'delete' then 0 else 1 end desc) as newest
+                    from table_changes('{SOURCE}', {self.floor_version + 1}, {latest})
+                    where _change_type != 'update_preimage')
+                  where newest = 1) s
+                on t.id = s.id
+                when matched and s._change_type = 'delete' then delete
+                when matched then update set {ASSIGNMENTS}
+                when not matched and s._change_type != 'delete' then
+                  insert ({COLUMNS}) values ({SOURCE_VALUES})"""
+            )
+        self.floor_version = latest
+        return time.perf_counter() - began
+
+    def rows_wrong(self, target: str) -> int:
+        """Rows in the target but not the source, plus the reverse (as multisets)."""
+        [row] = self.sql(
+            f"select count(*) from ((select {COLUMNS} from {SOURCE} except all "
+            f"select {COLUMNS} from {target}) union all (select {COLUMNS} from {target} "
+            f"except all select {COLUMNS} from {SOURCE}))"
+        )
+        return int(row[0])
+
+    def measure(self, n: int, d: int) -> list[Result]:
+        results = []
+        for method, model in DBT_METHODS.items():
+            seconds = self.dbt("run", "--select", model)
+            results.append(Result(n, d, method, seconds, self.rows_wrong(f"bench.{model}")))
+        results.append(Result(n, d, "floor", self.floor(), self.rows_wrong(FLOOR)))
+        return results
+
+
+def change_sizes(n: int, sizes: list[int], fractions: list[float]) -> list[int]:
+    """D as fractions of N, plus the smallest N's absolute D's (to compare N at equal D)."""
+    wanted = {int(n * f) for f in fractions} | {int(min(sizes) * f) for f in fractions}
+    return sorted(max(d, 3) for d in wanted if d <= n * max(fractions))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    parser.add_argument("--deltas", type=float, nargs="+", default=[0.0001, 0.001, 0.01, 0.1])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
+    options = parser.parse_args()
+
+    os.chdir(PROJECT)
+    bench = Bench()
+    results: list[Result] = []
+    for n in options.sizes:
+        bench.create_source(n)
+        for _ in range(options.reps):
+            seconds = bench.dbt("run", "--select", "stream_mirror")
+            results.append(Result(n, 0, "stream_empty", seconds, 0))
+        for d in change_sizes(n, options.sizes, options.deltas):
+            for rep in range(options.reps):
+                bench.apply_changes(n, d, rep)
+                results.extend(bench.measure(n, d))
+                print(
+                    f"n={n} d={d} rep={rep}: "
+                    + ", ".join(f"{r.method} {r.seconds:.2f}s" for r in results[-4:]),
+                    flush=True,
+                )
+    (options.out / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
+    write_report(results, options.out)
+    print(f"medians: {statistics.median(r.seconds for r in results):.2f}s overall")
+
+
+if __name__ == "__main__":
+    main()
