@@ -7,6 +7,7 @@ append-only audit holds every order ever inserted exactly once.
 """
 
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -16,6 +17,18 @@ from dbt.adapters.spark_streams.streams.faults import CRASH_ENV, STEPS
 from tests.integration.dbt_process import run_dbt_process
 
 PROJECT = Path(__file__).resolve().parent / "crash_project"
+
+
+def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
+    """The killed driver's JVM notices its Python is gone and exits, freeing embedded Derby."""
+    marker = f"derby.system.home={metastore}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = subprocess.run(["pgrep", "-f", marker], capture_output=True, check=False)
+        if alive.returncode != 0:
+            return
+        time.sleep(1)
+    raise AssertionError(f"the killed build's JVM ({marker}) is still running")
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +54,7 @@ def test_killed_build_then_recovery(project: Path, step: str) -> None:
         env={CRASH_ENV: step},
     )
     assert crashed.returncode == -9, crashed.stdout + crashed.stderr
-    time.sleep(2)  # let the orphaned JVM see its driver gone and release the metastore
+    wait_for_jvm_exit(project / "metastore")
 
     recovered = run_dbt_process(project, "build")
     assert recovered.returncode == 0, recovered.stdout + recovered.stderr
