@@ -206,8 +206,9 @@ def _check_same_source(
         raise StreamError(
             f"Stream {request.name} is stale: its source {source.name} was dropped and "
             f"recreated or replaced (table id {existing.source_id} is now {source.table_id}), "
-            f"so offset {existing.offset_version} means nothing in the new table. Rebuild with "
-            "--full-refresh to recreate the stream."
+            f"so offset {existing.offset_version} (committed "
+            f"{existing.offset_timestamp:%Y-%m-%d %H:%M:%S}) means nothing in the new table. "
+            "Rebuild with --full-refresh to recreate the stream."
         )
 
 
