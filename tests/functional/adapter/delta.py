@@ -15,6 +15,17 @@ def delta_project(**config: Any) -> dict[str, Any]:
     return merged
 
 
+def sources_yml(source: str, *tables: str) -> str:
+    """A sources.yml with one source in the test's schema, for streams to read from."""
+    listed = ", ".join(f"{{name: {table}}}" for table in tables)
+    return (
+        "version: 2\nsources:\n"
+        f"  - name: {source}\n"
+        '    schema: "{{ target.schema }}"\n'
+        f"    tables: [{listed}]\n"
+    )
+
+
 class DeltaProject:
     """Base for test classes whose project builds models, seeds and snapshots on Delta."""
 

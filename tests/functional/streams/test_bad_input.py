@@ -7,15 +7,9 @@ leave a target, a registry row or a changed source behind.
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.adapter.delta import DeltaProject, sources_yml
 
-SOURCES = """
-version: 2
-sources:
-  - name: shop
-    schema: "{{ target.schema }}"
-    tables: [{name: orders}, {name: plain}, {name: orders_view}, {name: ghost}]
-"""
+SOURCES = sources_yml("shop", "orders", "plain", "orders_view", "ghost")
 
 
 def consumer(select: str, source: str = "orders", stream_args: str = "", **config: str) -> str:

@@ -3,15 +3,9 @@
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.adapter.delta import DeltaProject, sources_yml
 
-SOURCES = """
-version: 2
-sources:
-  - name: shop
-    schema: "{{ target.schema }}"
-    tables: [{name: customers}]
-"""
+SOURCES = sources_yml("shop", "customers")
 
 MIRROR = """
 {{{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
