@@ -88,12 +88,13 @@ def read_stream(
     _check_consumer(build, request, existing)
     source = describe_source(run, request.schema, request.identifier, request.name)
     _check_key(request, source)
-    if existing is not None and not _recreates(build):
+    creating = existing is None or _recreates(build)
+    if existing is not None and not creating:
         _check_same_source(request, existing, source)
         _check_fresh(run, build, request, source, existing)
-    source = _prepare_source(build, request, source, existing is None or _recreates(build))
+    source = _prepare_source(build, request, source, creating)
     pin = _pin(run, build, source.name)
-    if existing is None or _recreates(build):
+    if existing is None or creating:
         sql = _new_stream(run, request, source, pin)
     else:
         sql = _pending(request, source, existing, pin)
