@@ -26,6 +26,20 @@ def sources_yml(source: str, *tables: str) -> str:
     )
 
 
+def table_properties(project: Any, table: str) -> dict[str, str]:
+    """SHOW TBLPROPERTIES of a table in the test schema, as a dict."""
+    rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
+    return {row[0]: row[1] for row in rows}
+
+
+def create_orders_without_change_data_feed(project: Any) -> None:
+    """`orders (id, status)` in the test schema with Change Data Feed explicitly off."""
+    project.run_sql(
+        f"create table {project.test_schema}.orders (id int, status string) using delta "
+        "tblproperties (delta.enableChangeDataFeed = false)"
+    )
+
+
 class DeltaProject:
     """Base for test classes whose project builds models, seeds and snapshots on Delta."""
 

@@ -7,7 +7,12 @@ leave a target, a registry row or a changed source behind.
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.adapter.delta import (
+    DeltaProject,
+    create_orders_without_change_data_feed,
+    sources_yml,
+    table_properties,
+)
 
 SOURCES = sources_yml("shop", "orders", "plain", "orders_view", "ghost")
 
@@ -108,11 +113,6 @@ CASES = {
 }
 
 
-def properties(project, table: str) -> dict[str, str]:
-    rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
-    return {row[0]: row[1] for row in rows}
-
-
 class TestBadInput(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
@@ -120,14 +120,11 @@ class TestBadInput(DeltaProject):
 
     def test_each_rejected_with_its_error_and_nothing_written(self, project):
         schema = project.test_schema
-        project.run_sql(
-            f"create table {schema}.orders (id int, status string) using delta "
-            "tblproperties (delta.enableChangeDataFeed = false)"
-        )
+        create_orders_without_change_data_feed(project)
         project.run_sql(f"insert into {schema}.orders values (1, 'placed')")
         project.run_sql(f"create table {schema}.plain (id int) using parquet")
         project.run_sql(f"create view {schema}.orders_view as select * from {schema}.orders")
-        before = properties(project, "orders")
+        before = table_properties(project, "orders")
 
         results = run_dbt(["run"], expect_pass=False)
         messages = {result.node.name: " ".join(result.message.split()) for result in results}
@@ -138,7 +135,7 @@ class TestBadInput(DeltaProject):
         tables = {name for _, name, temporary in listed if not temporary}  # not dbt's temp views
         assert tables - {"dbt_streams"} == {"orders", "plain", "orders_view"}
         assert project.run_sql(f"select * from {schema}.dbt_streams", fetch="all") == []
-        assert properties(project, "orders") == before
+        assert table_properties(project, "orders") == before
 
     def test_describe_an_unknown_stream(self, project):
         _, log = run_dbt_and_capture(

@@ -3,7 +3,12 @@
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.adapter.delta import (
+    DeltaProject,
+    create_orders_without_change_data_feed,
+    sources_yml,
+    table_properties,
+)
 
 SOURCES = sources_yml("shop", "orders")
 
@@ -77,8 +82,7 @@ from {{{{ stream(source('shop', 'orders')) }}}}
 
 
 def change_data_feed(project) -> str:
-    rows = project.run_sql(f"show tblproperties {project.test_schema}.orders", fetch="all")
-    return dict((row[0], row[1]) for row in rows).get("delta.enableChangeDataFeed", "unset")
+    return table_properties(project, "orders").get("delta.enableChangeDataFeed", "unset")
 
 
 class TestChangeDataFeedOffAndNotAllowed(DeltaProject):
@@ -88,10 +92,7 @@ class TestChangeDataFeedOffAndNotAllowed(DeltaProject):
 
     def test_fails_with_the_command_to_run(self, project):
         schema = project.test_schema
-        project.run_sql(
-            f"create table {schema}.orders (id int, status string) using delta "
-            "tblproperties (delta.enableChangeDataFeed = false)"
-        )
+        create_orders_without_change_data_feed(project)
         results = run_dbt(["run"], expect_pass=False)
         assert (
             f"ALTER TABLE `{schema}`.`orders` SET TBLPROPERTIES "
@@ -108,10 +109,7 @@ class TestChangeDataFeedOffAndAllowed(DeltaProject):
 
     def test_turns_it_on_and_streams_from_then(self, project):
         schema = project.test_schema
-        project.run_sql(
-            f"create table {schema}.orders (id int, status string) using delta "
-            "tblproperties (delta.enableChangeDataFeed = false)"
-        )
+        create_orders_without_change_data_feed(project)
         project.run_sql(f"insert into {schema}.orders values (1, 'placed')")
         run_dbt(["run"])
         assert change_data_feed(project) == "true"

@@ -7,7 +7,7 @@ on demand) show what a stream holds without consuming it.
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.adapter.delta import DeltaProject, table_properties
 
 SOURCES = """
 version: 2
@@ -38,11 +38,6 @@ def peek(project, model: str, columns: str = "id, name") -> list[tuple]:
 def member_check(project) -> list[tuple]:
     """The member_check stream's pending rows, with the fee."""
     return peek(project, "member_check_peek", columns="id, name, fee")
-
-
-def retention(project, table: str) -> str:
-    rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
-    return dict((row[0], row[1]) for row in rows)["delta.deletedFileRetentionDuration"]
 
 
 def changes(rows: list[tuple]) -> list[tuple]:
@@ -141,7 +136,10 @@ where metadata_action = 'INSERT'
         # create, insert, merge, the first consuming build raising the retention to 14 days
         # (max_data_extension_time), update: the update's commit
         assert offset == 4
-        assert retention(project, "members") == "interval 14 days"
+        assert (
+            table_properties(project, "members")["delta.deletedFileRetentionDuration"]
+            == "interval 14 days"
+        )
 
 
 T2 = """
