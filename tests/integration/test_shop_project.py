@@ -48,6 +48,7 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
         "shop.customers_pending_changes": 0,
         "shop.customers_snapshot": 20,
         "shop.dbt_streams": 2,
+        "shop.dbt_streams_log": 2,
         "shop.orders_audit": 60,
         "shop.orders_latest": 60,
         "shop.stg_customers": 20,
@@ -68,6 +69,8 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     assert summary["shop.customers_mirror"] == summary["shop_raw.customers"] == 20
     assert summary["shop.orders_audit"] == summary["shop_raw.orders"] == 61
     assert summary["shop.customers_pending_changes"] == 0
+    assert summary["shop.dbt_streams"] == 2
+    assert summary["shop.dbt_streams_log"] == 4  # one row per stream per build
 
     streams = run_dbt_process(shop, "run-operation", "show_streams")
     assert streams.returncode == 0, streams.stdout + streams.stderr

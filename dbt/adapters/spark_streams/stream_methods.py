@@ -139,18 +139,19 @@ class StreamMethods(metaclass=AdapterMeta):
             return
         build.last_txn_version = commit.txn_version
         registry = self._registry()
-        behind = [
-            record
-            for record in commit.records
-            if (current := registry.get(record.name)) is None
-            or current.txn_version < commit.txn_version
-        ]
+        behind = []
+        for record in commit.records:
+            current = registry.get(record.name)
+            if current is None or current.txn_version < commit.txn_version:
+                behind.append(record)
+                current = record
+            build.registered[record.name] = current
         if behind:
             logger.info(
                 f"Streams {', '.join(r.name for r in behind)}: registry rolled forward to the "
                 f"offsets committed with {build.target} (transaction {commit.txn_version})"
             )
-            registry.upsert(behind)
+            registry.append(behind)
 
     @available
     def commit_stream_build(
@@ -180,7 +181,7 @@ class StreamMethods(metaclass=AdapterMeta):
         """Registry update after the commit; a failure here is repaired by the next build."""
         for attempt in range(1, REGISTRY_RETRIES + 1):
             try:
-                self._registry().upsert(records)
+                self._registry().append(records)
                 return
             except Exception as exc:
                 if attempt == REGISTRY_RETRIES:

@@ -123,37 +123,42 @@ def keyed_net_sql(change: ChangeRange) -> str:
     A key's state before the range is the row its first commit in the range deleted or
     updated (none if that commit inserted it); its state after is the row its last commit
     inserted or updated into (none if that commit deleted it). Equal states net out.
+
+    One aggregate per key finds both states (before-images sort first within a commit), and
+    one generator emits the DELETE and the INSERT half, so the change feed is read and
+    shuffled once: the cost follows the change, as the hand-written MERGE's does.
     """
     row = _row_struct(change.columns)
-    last = "struct(_commit_version as version, _commit_timestamp as ts)"
-    changed = "(_old is null or _new is null or not (_old <=> _new))"
-    delete = _output(
-        "_old.*", "'DELETE'", "_new is not null", "sha1(_key)", "_last.version", "_last.ts"
-    )
-    insert = _output(
-        "_new.*", "'INSERT'", "_old is not null", "sha1(_key)", "_last.version", "_last.ts"
-    )
+    order = f"struct(_commit_version, _change_type in {AFTER_TYPES})"
     key_json = f"to_json({_row_struct(change.unique_key)}, {JSON_KEEP_NULLS})"
-    return f"""with _changes as (
-  select {row} as _row, {key_json} as _key, _change_type, _commit_version,
-         min(_commit_version) over (partition by {key_json}) as _first_version,
-         max({last}) over (partition by {key_json}) as _last
+    output = _output(
+        "_row.*",
+        "_action",
+        "_old is not null and _new is not null",
+        "sha1(_key)",
+        "_last.version",
+        "_last.ts",
+    )
+    return f"""with _per_key as (
+  select {key_json} as _key,
+         min_by(named_struct('row', {row}, 'kept', _change_type in {BEFORE_TYPES}), {order})
+           as _first,
+         max_by(named_struct('row', {row}, 'kept', _change_type in {AFTER_TYPES}), {order})
+           as _final,
+         max(struct(_commit_version as version, _commit_timestamp as ts)) as _last
   from {_feed(change)}
   where _change_type in {BEFORE_TYPES} or _change_type in {AFTER_TYPES}
-), _before as (
-  select _key, _row, _last from _changes
-  where _commit_version = _first_version and _change_type in {BEFORE_TYPES}
-), _after as (
-  select _key, _row, _last from _changes
-  where _commit_version = _last.version and _change_type in {AFTER_TYPES}
+  group by {column_list(change.unique_key)}
 ), _paired as (
-  select coalesce(_after._key, _before._key) as _key, _before._row as _old,
-         _after._row as _new, coalesce(_after._last, _before._last) as _last
-  from _before full outer join _after on _before._key = _after._key
+  select _key, _last, if(_first.kept, _first.row, null) as _old,
+         if(_final.kept, _final.row, null) as _new
+  from _per_key
+), _halves as (
+  select *, if(_action = 'DELETE', _old, _new) as _row
+  from _paired lateral view explode(array('DELETE', 'INSERT')) _halves as _action
+  where _old is null or _new is null or not (_old <=> _new)
 )
-select {delete} from _paired where _old is not null and {changed}
-union all
-select {insert} from _paired where _new is not null and {changed}"""
+select {output} from _halves where _row is not null"""
 
 
 def multiset_net_sql(change: ChangeRange) -> str:

@@ -66,6 +66,7 @@ class StreamBuild:
     warnings: list[str] = field(default_factory=list)
     prepared: set[str] = field(default_factory=set)
     source_writes: list[tuple[str, str]] = field(default_factory=list)
+    registered: dict[str, StreamRecord | None] = field(default_factory=dict)
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
 
@@ -84,7 +85,7 @@ def read_stream(
     if request.name in build.reads:
         return build.reads[request.name][1]
     _check_mode(request)
-    existing = registry.get(request.name)
+    existing = _registered(registry, build, request.name)
     _check_consumer(build, request, existing)
     source = describe_source(run, request.schema, request.identifier, request.name)
     _check_key(request, source)
@@ -100,6 +101,13 @@ def read_stream(
         sql = _pending(request, source, existing, pin)
     build.reads[request.name] = (_record(build, request, source, pin, existing), sql)
     return sql
+
+
+def _registered(registry: Registry, build: StreamBuild, name: str) -> StreamRecord | None:
+    """The stream's registry record, read once per build (reconciliation may have read it)."""
+    if name not in build.registered:
+        build.registered[name] = registry.get(name)
+    return build.registered[name]
 
 
 def _check_fresh(

@@ -1,7 +1,12 @@
-"""The registry: one Delta table listing every stream, its source, consumer and offset.
+"""The registry: every stream, its source, consumer and offset, as the view `dbt_streams`.
 
 It is a convenience copy. The offsets that count travel in the consumer target's own commit
 (see commit.py); the registry is rolled forward from there when a crash left it behind.
+
+Each offset move appends one row to the Delta table `dbt_streams_log`, and the view shows the
+newest row per stream (transaction versions only grow per stream). An append is one small
+write, where an upsert (MERGE) costs several Spark jobs after every build; the log is
+compacted by Delta's auto compaction and doubles as the history of every stream's offsets.
 """
 
 import json
@@ -12,12 +17,14 @@ from dbt.adapters.spark_streams.streams.runner import Row, RunSql
 from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
 
 REGISTRY_TABLE = "dbt_streams"
+REGISTRY_LOG = "dbt_streams_log"
 
 REGISTRY_COLUMNS = """
   name string not null, schema string, source_table string, source_id string,
   source_type string, mode string, unique_key string, consumer string, target_table string,
   offset_version bigint, offset_timestamp timestamp, txn_version bigint,
   created_on timestamp, last_consumed_on timestamp"""
+LOG_PROPERTIES = "tblproperties ('delta.autoOptimize.autoCompact' = 'true')"
 
 
 @dataclass(frozen=True)
@@ -45,9 +52,9 @@ class StreamRecord:
         values["unique_key"] = tuple(json.loads(row["unique_key"] or "[]"))
         return cls(**values)
 
-    def as_sql_values(self) -> str:
-        """The record as a VALUES row, every value a literal."""
-        return "(" + ", ".join(_literal(getattr(self, f.name)) for f in fields(self)) + ")"
+    def sql_literals(self) -> str:
+        """The record's values as SQL literals, in column order."""
+        return ", ".join(_literal(getattr(self, f.name)) for f in fields(self))
 
 
 def _literal(value: object) -> str:
@@ -63,20 +70,30 @@ def _literal(value: object) -> str:
 
 
 class Registry:
-    """Reads and writes the registry table in one schema."""
+    """Reads and appends to the registry in one schema."""
 
     def __init__(self, run: RunSql, schema: str) -> None:
         self.run = run
         self.schema = schema
         self.table = quote_path(schema, REGISTRY_TABLE)
+        self.log = quote_path(schema, REGISTRY_LOG)
         self._ensured = False
 
     def ensure(self) -> None:
-        """Create the registry on first use."""
+        """Create the log and its view on first use."""
         if self._ensured:
             return
+        names = ", ".join(f.name for f in fields(StreamRecord))
         self.run(f"create schema if not exists {quote_path(self.schema)}")
-        self.run(f"create table if not exists {self.table} ({REGISTRY_COLUMNS}) using delta")
+        self.run(
+            f"create table if not exists {self.log} ({REGISTRY_COLUMNS}, recorded_at timestamp) "
+            f"using delta {LOG_PROPERTIES}"
+        )
+        self.run(
+            f"create view if not exists {self.table} as select {names} from (select *, "
+            "row_number() over (partition by name order by txn_version desc, recorded_at desc) "
+            f"as newest from {self.log}) where newest = 1"
+        )
         self._ensured = True
 
     def get(self, name: str) -> StreamRecord | None:
@@ -90,14 +107,10 @@ class Registry:
         self.ensure()
         return [StreamRecord.from_row(row) for row in self.run(f"select * from {self.table}")]
 
-    def upsert(self, records: list[StreamRecord]) -> None:
-        """Insert or replace the records, by name, in one commit."""
+    def append(self, records: list[StreamRecord]) -> None:
+        """Record the streams' new state, all in one commit."""
         if not records:
             return
         self.ensure()
-        names = ", ".join(f.name for f in fields(StreamRecord))
-        values = ", ".join(record.as_sql_values() for record in records)
-        self.run(
-            f"merge into {self.table} as r using (select * from values {values} as s({names})) "
-            "as s on r.name = s.name when matched then update set * when not matched then insert *"
-        )
+        values = ", ".join(f"({record.sql_literals()}, now())" for record in records)
+        self.run(f"insert into {self.log} values {values}")

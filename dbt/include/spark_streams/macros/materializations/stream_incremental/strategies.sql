@@ -49,12 +49,33 @@
 {%- endmacro %}
 
 
+{#-
+  A stream target takes a small MERGE on every build, so it is created with deletion vectors:
+  Delta then marks changed rows instead of copying every untouched row of the files they sit
+  in. The model's own tblproperties win, e.g. {'delta.enableDeletionVectors': 'false'}.
+-#}
+{% macro spark_streams__target_tblproperties() -%}
+  {%- set properties = {'delta.enableDeletionVectors': 'true'} -%}
+  {%- do properties.update(config.get('tblproperties') or {}) -%}
+  tblproperties (
+    {%- for name, value in properties.items() %}
+    {{ spark_streams__string_literal(name) }} = {{ spark_streams__string_literal(value) }}{{ ',' if not loop.last }}
+    {%- endfor %}
+  )
+{%- endmacro %}
+
+
+{% macro spark_streams__string_literal(value) -%}
+  '{{ (value | string).replace('\\', '\\\\').replace("'", "\\'") }}'
+{%- endmacro %}
+
+
 {#- The first build (and --full-refresh): the target created from the stream's rows. -#}
 {% macro spark_streams__stream_create_sql(relation, sql, strategy, columns) -%}
   create or replace table {{ relation }}
   using delta
   {{ options_clause() }}
-  {{ tblproperties_clause() }}
+  {{ spark_streams__target_tblproperties() }}
   {{ partition_cols(label="partitioned by") }}
   {{ location_clause() }}
   {{ comment_clause() }}

@@ -1,0 +1,65 @@
+"""What a stream build leaves behind: the target's table properties and the registry's log."""
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.adapter.delta import DeltaProject, sources_yml, table_properties
+
+SOURCES = sources_yml("shop", "customers")
+
+MIRROR = """
+{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
+          unique_key='id') }}
+select * from {{ stream(source('shop', 'customers')) }}
+"""
+
+PLAIN_MIRROR = """
+{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
+          unique_key='id', tblproperties={'delta.enableDeletionVectors': 'false',
+                                          'owner_note': "Ann's table"}) }}
+select * from {{ stream(source('shop', 'customers')) }}
+"""
+
+
+class TestTargetAndRegistry(DeltaProject):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES, "mirror.sql": MIRROR, "plain_mirror.sql": PLAIN_MIRROR}
+
+    def test_deletion_vectors_and_offset_log(self, project):
+        schema = project.test_schema
+        project.run_sql(f"create table {schema}.customers (id int, name string) using delta")
+        project.run_sql(f"insert into {schema}.customers values (1, 'Ann'), (2, 'Bob')")
+        run_dbt(["run"])  # reads up to version 1; version 2 turns Change Data Feed on
+        project.run_sql(f"update {schema}.customers set name = 'Bo' where id = 2")
+        project.run_sql(f"delete from {schema}.customers where id = 1")
+        run_dbt(["run"])  # reads versions 2 to 4
+
+        assert table_properties(project, "mirror")["delta.enableDeletionVectors"] == "true"
+        plain = table_properties(project, "plain_mirror")
+        assert plain["delta.enableDeletionVectors"] == "false"
+        assert plain["owner_note"] == "Ann's table"
+        for target in ("mirror", "plain_mirror"):
+            rows = project.run_sql(f"select id, name from {schema}.{target}", fetch="all")
+            assert [tuple(row) for row in rows] == [(2, "Bo")]
+
+        [merge] = project.run_sql(f"describe history {schema}.mirror limit 1", fetch="all")
+        assert merge["operation"] == "MERGE"
+        assert merge["operationMetrics"]["numTargetRowsCopied"] == "0"  # rows marked, not copied
+
+        log = project.run_sql(
+            f"select name, offset_version, txn_version from {schema}.dbt_streams_log",
+            fetch="all",
+        )
+        for name in ("mirror__customers", "plain_mirror__customers"):
+            moves = sorted((txn, offset) for stream, offset, txn in log if stream == name)
+            # the first build read up to 1 or 2 (whichever consumer turned the feed on first)
+            assert [txn for txn, _ in moves] == [1, 2]
+            assert moves[0][1] in (1, 2) and moves[1][1] == 4
+        latest = project.run_sql(
+            f"select name, offset_version from {schema}.dbt_streams order by name", fetch="all"
+        )
+        assert [tuple(row) for row in latest] == [
+            ("mirror__customers", 4),
+            ("plain_mirror__customers", 4),
+        ]
