@@ -1,8 +1,11 @@
 """What a stream build leaves behind: the target's table properties and the registry's log."""
 
-import pytest
-from dbt.tests.util import run_dbt
+from dataclasses import replace
 
+import pytest
+from dbt.tests.util import get_connection, run_dbt
+
+from dbt.adapters.spark_streams.streams.registry import REGISTRY_COLUMNS, Registry
 from tests.functional.adapter.delta import DeltaProject, sources_yml, table_properties
 
 SOURCES = sources_yml("shop", "customers")
@@ -63,3 +66,29 @@ class TestTargetAndRegistry(DeltaProject):
             ("mirror__customers", 4),
             ("plain_mirror__customers", 4),
         ]
+
+    def test_a_registry_kept_as_a_table_moves_into_the_log(self, project):
+        schema = f"{project.test_schema}_old"
+        project.run_sql(f"create schema {schema}")
+        try:
+            project.run_sql(f"create table {schema}.dbt_streams ({REGISTRY_COLUMNS}) using delta")
+            project.run_sql(
+                f"insert into {schema}.dbt_streams (name, offset_version, txn_version) "
+                "values ('orders_stream', 7, 3)"
+            )
+            with get_connection(project.adapter):
+                registry = Registry(project.adapter.run_rows, schema)
+                old = registry.get("orders_stream")
+                assert old is not None and old.offset_version == 7
+                registry.append([replace(old, offset_version=9, txn_version=4)])
+                moved = registry.get("orders_stream")
+                assert moved is not None and moved.offset_version == 9
+            views = project.run_sql(f"show views in {schema}", fetch="all")
+            assert [row[1] for row in views if not row[2]] == ["dbt_streams"]  # not temporary
+            log = project.run_sql(
+                f"select offset_version from {schema}.dbt_streams_log order by txn_version",
+                fetch="all",
+            )
+            assert [row[0] for row in log] == [7, 9]
+        finally:
+            project.run_sql(f"drop schema if exists {schema} cascade")

@@ -83,18 +83,32 @@ class Registry:
         """Create the log and its view on first use."""
         if self._ensured:
             return
-        names = ", ".join(f.name for f in fields(StreamRecord))
         self.run(f"create schema if not exists {quote_path(self.schema)}")
         self.run(
             f"create table if not exists {self.log} ({REGISTRY_COLUMNS}, recorded_at timestamp) "
             f"using delta {LOG_PROPERTIES}"
         )
+        if not self._listed("views"):
+            self._create_view()
+        self._ensured = True
+
+    def _listed(self, kind: str) -> bool:
+        """Whether the schema lists a table (or view) named dbt_streams."""
+        pattern = string_literal(REGISTRY_TABLE)
+        return bool(self.run(f"show {kind} in {quote_path(self.schema)} like {pattern}"))
+
+    def _create_view(self) -> None:
+        """The view of the newest row per stream; a registry kept as a table by versions
+        before the log moves its rows into the log first."""
+        if self._listed("tables"):
+            self.run(f"insert into {self.log} select *, now() from {self.table}")
+            self.run(f"drop table {self.table}")
+        names = ", ".join(f.name for f in fields(StreamRecord))
         self.run(
             f"create view if not exists {self.table} as select {names} from (select *, "
             "row_number() over (partition by name order by txn_version desc, recorded_at desc) "
             f"as newest from {self.log}) where newest = 1"
         )
-        self._ensured = True
 
     def get(self, name: str) -> StreamRecord | None:
         """The stream called `name`, or None if it was never created."""
