@@ -154,11 +154,24 @@ class StreamMethods(metaclass=AdapterMeta):
             registry.append(behind)
 
     @available
+    def stream_changes_pending(self, node_id: str) -> bool:
+        """Whether the model's build has anything to write. When no source committed since
+        its stream's offset there is nothing to consume and no offset to move, so the
+        materialization skips the write (and its commit) altogether."""
+        build = self._builds().get((get_invocation_id(), node_id))
+        return build is None or build.pending
+
+    @available
     def commit_stream_build(
-        self, node_id: str, target: BaseRelation, statement: str
+        self, node_id: str, target: BaseRelation, statement: str | None
     ) -> AdapterResponse:
-        """Run the build's one write with the streams' new offsets in the same Delta commit."""
+        """Run the build's one write with the streams' new offsets in the same Delta commit.
+
+        With no statement (nothing pending) the build ends without a write.
+        """
         build = self._builds().pop((get_invocation_id(), node_id), None)
+        if statement is None:
+            return AdapterResponse(_message="OK, no pending changes")
         if build is None or not build.reads:
             self.run_rows(statement)
             return AdapterResponse(_message="OK")

@@ -74,7 +74,10 @@ class TestFailedBuildMovesNothing(DeltaProject):
         # the first build's retention extension, then the three statements: all consumed
         assert stream_offset(project) == offset + 4 == versions(project, "orders") - 1
 
-        run_dbt(["run"])
+        target_versions = versions(project, "orders_mirror")
+        results = run_dbt(["run"])
+        assert results.results[0].message == "OK, no pending changes"
+        assert versions(project, "orders_mirror") == target_versions  # no commit at all
         assert state(project, "orders_mirror") == state(project, "orders")
         assert stream_offset(project) == offset + 4
 

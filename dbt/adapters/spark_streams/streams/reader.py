@@ -67,8 +67,14 @@ class StreamBuild:
     prepared: set[str] = field(default_factory=set)
     source_writes: list[tuple[str, str]] = field(default_factory=list)
     registered: dict[str, StreamRecord | None] = field(default_factory=dict)
+    moves: bool = False
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
+
+    @property
+    def pending(self) -> bool:
+        """Whether a write is due: a stream is created or its source has new commits."""
+        return self.moves or not self.reads
 
     @property
     def consuming(self) -> bool:
@@ -97,8 +103,10 @@ def read_stream(
     pin = _pin(run, build, source.name)
     if existing is None or creating:
         sql = _new_stream(run, request, source, pin)
+        build.moves = True
     else:
         sql = _pending(request, source, existing, pin)
+        build.moves = build.moves or pin.version > existing.offset_version
     build.reads[request.name] = (_record(build, request, source, pin, existing), sql)
     return sql
 
@@ -118,10 +126,16 @@ def _check_fresh(
     existing: StreamRecord,
 ) -> None:
     """Fail a stale stream; warn when its pending changes are about to leave retention."""
-    latest = _pin(run, build, source.name)
+    pinned = build.pins.get(source.name)
     pending = pending_commits(
-        run, source.name, existing.offset_version, latest.version, existing.offset_timestamp
+        run,
+        source.name,
+        existing.offset_version,
+        existing.offset_timestamp,
+        pin=pinned.version if pinned else None,
     )
+    if pending.latest is not None:
+        build.pins.setdefault(source.name, pending.latest)  # the same read pins the source
     check_readable(request.name, pending, source.retention, source.change_data_feed)
     warning = expiry_warning(request.name, pending, source.retention)
     if warning:

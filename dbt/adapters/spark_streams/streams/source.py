@@ -18,6 +18,11 @@ class SourceVersion:
     version: int
     timestamp: datetime
 
+    @classmethod
+    def from_history(cls, row: dict) -> "SourceVersion":
+        """The version a DESCRIBE HISTORY row describes."""
+        return cls(int(row["version"]), row["timestamp"])
+
     @property
     def timestamp_text(self) -> str:
         return self.timestamp.strftime("%Y-%m-%d %H:%M:%S.%f")
@@ -108,7 +113,7 @@ def table_columns(run: RunSql, name: str) -> tuple[str, ...]:
 def latest_version(run: RunSql, source: str) -> SourceVersion:
     """The newest committed version: what a build pins and reads up to."""
     [latest] = run(f"describe history {source} limit 1")
-    return SourceVersion(int(latest["version"]), latest["timestamp"])
+    return SourceVersion.from_history(latest)
 
 
 def enable_change_data_feed(source: str) -> str:

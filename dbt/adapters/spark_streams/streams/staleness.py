@@ -15,8 +15,10 @@ from datetime import datetime, timedelta
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import Retention, format_interval
 from dbt.adapters.spark_streams.streams.runner import Row, RunSql
+from dbt.adapters.spark_streams.streams.source import SourceVersion
 
 WARN_WITHIN = timedelta(hours=24)
+RECENT_COMMITS = 32
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class PendingCommits:
     pin: int
     commits: tuple[Row, ...]
     offset_time: datetime | None = None
+    latest: SourceVersion | None = None
 
     @property
     def first(self) -> Row | None:
@@ -38,19 +41,27 @@ class PendingCommits:
 
 
 def pending_commits(
-    run: RunSql, source: str, offset: int, pin: int, offset_time: datetime | None = None
+    run: RunSql,
+    source: str,
+    offset: int,
+    offset_time: datetime | None = None,
+    pin: int | None = None,
 ) -> PendingCommits:
-    """History of the versions offset+1..pin; empty when nothing was committed since."""
-    if pin <= offset:
-        return PendingCommits(source, offset, pin, (), offset_time)
-    wanted = pin - offset
-    rows = run(f"describe history {source} limit {wanted + 8}")
-    in_range = [row for row in rows if offset < int(row["version"]) <= pin]
-    if len(in_range) < wanted and len(rows) == wanted + 8:
+    """History of the versions offset+1..pin (default: the newest), and the newest version.
+
+    One read of the recent history answers both what a build pins and what it will read,
+    unless more than RECENT_COMMITS are pending; then the whole history is read.
+    """
+    rows = run(f"describe history {source} limit {RECENT_COMMITS}")
+    if len(rows) == RECENT_COMMITS and int(rows[-1]["version"]) > offset + 1:
         rows = run(f"describe history {source}")
-        in_range = [row for row in rows if offset < int(row["version"]) <= pin]
-    in_range.sort(key=lambda row: int(row["version"]))
-    return PendingCommits(source, offset, pin, tuple(in_range), offset_time)
+    latest = SourceVersion.from_history(rows[0])
+    last = latest.version if pin is None else pin
+    in_range = sorted(
+        (row for row in rows if offset < int(row["version"]) <= last),
+        key=lambda row: int(row["version"]),
+    )
+    return PendingCommits(source, offset, last, tuple(in_range), offset_time, latest)
 
 
 def stale_after(pending: PendingCommits, retention: Retention) -> datetime | None:

@@ -6,7 +6,7 @@ from typing import Any
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.runner import RunSql
-from dbt.adapters.spark_streams.streams.source import SourceTable, describe_detail, latest_version
+from dbt.adapters.spark_streams.streams.source import SourceTable, describe_detail
 from dbt.adapters.spark_streams.streams.staleness import pending_commits, stale_after, stale_reason
 
 
@@ -24,10 +24,7 @@ def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
 
 
 def _readability(run: RunSql, record: StreamRecord, source: SourceTable) -> dict[str, Any]:
-    latest = latest_version(run, source.name)
-    pending = pending_commits(
-        run, source.name, record.offset_version, latest.version, record.offset_timestamp
-    )
+    pending = pending_commits(run, source.name, record.offset_version, record.offset_timestamp)
     reason = stale_reason(pending, source.retention, source.change_data_feed)
     deadline: datetime | None = stale_after(pending, source.retention)
     if reason is None:

@@ -17,6 +17,9 @@
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
     {%- set build_sql = spark_streams__stream_create_sql(target_relation, sql, strategy, columns) -%}
+  {%- elif not adapter.stream_changes_pending(model.unique_id) -%}
+    {#- No source committed since the streams' offsets: nothing to consume, nothing to write. -#}
+    {%- set build_sql = none -%}
   {%- else -%}
     {%- set tmp_relation = make_temp_relation(this) -%}
     {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, sql) }}{% endcall %}
