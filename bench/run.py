@@ -26,6 +26,7 @@ FLOOR = "bench.floor_target"
 # The floor's target is stored like the stream's (deletion vectors on), so stream / floor
 # measures the stream's own overhead and not a difference in table layout.
 FLOOR_PROPERTIES = "tblproperties ('delta.enableDeletionVectors' = 'true')"
+LOADED_AT = "timestamp'2026-01-01 00:00:00'"
 COLUMNS = "id, customer_id, status, amount, created_at, updated_at, note"
 ASSIGNMENTS = ", ".join(f"t.{c} = s.{c}" for c in COLUMNS.split(", "))
 SOURCE_VALUES = ", ".join(f"s.{c}" for c in COLUMNS.split(", "))
@@ -87,13 +88,12 @@ class Bench:
         )
         self.floor_version = self.latest_version()
 
-    def insert_rows(self, start: int, count: int) -> None:
+    def insert_rows(self, start: int, count: int, updated_at: str = LOADED_AT) -> None:
         self.sql(
             f"insert into {SOURCE} select id, id % 50000, "
             "element_at(array('placed', 'paid', 'shipped', 'returned'), cast(id % 4 + 1 as int)), "
             "cast(id % 100000 as decimal(12, 2)) / 100, "
-            "timestamp'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id % 86400), "
-            "timestamp'2026-01-01 00:00:00', "
+            f"{LOADED_AT} + make_interval(0, 0, 0, 0, 0, 0, id % 86400), {updated_at}, "
             f"concat('order ', id) from range({start}, {start + count})"
         )
         self.next_id = max(self.next_id, start + count)
@@ -110,7 +110,7 @@ class Bench:
             f"updated_at = current_timestamp() where id >= {start} and id < {start + third}"
         )
         self.sql(f"delete from {SOURCE} where id >= {start + third} and id < {start + 2 * third}")
-        self.insert_rows(self.next_id, d - 2 * third)
+        self.insert_rows(self.next_id, d - 2 * third, updated_at="current_timestamp()")
 
     def floor(self) -> float:
         """Hand-written: the changes of exactly the new versions, MERGEd by key."""

@@ -90,5 +90,11 @@ class TestTargetAndRegistry(DeltaProject):
                 fetch="all",
             )
             assert [row[0] for row in log] == [7, 9]
+
+            with get_connection(project.adapter):
+                registry = Registry(project.adapter.run_rows, schema, compact_at_files=2)
+                registry.ensure()  # two appends, two files: compacted into one
+            [detail] = project.run_sql(f"describe detail {schema}.dbt_streams_log", fetch="all")
+            assert detail["numFiles"] == 1
         finally:
             project.run_sql(f"drop schema if exists {schema} cascade")

@@ -5,8 +5,9 @@ It is a convenience copy. The offsets that count travel in the consumer target's
 
 Each offset move appends one row to the Delta table `dbt_streams_log`, and the view shows the
 newest row per stream (transaction versions only grow per stream). An append is one small
-write, where an upsert (MERGE) costs several Spark jobs after every build; the log is
-compacted by Delta's auto compaction and doubles as the history of every stream's offsets.
+write, where an upsert (MERGE) costs several Spark jobs after every build. The log doubles as
+the history of every stream's offsets; the first registry use of a dbt invocation compacts
+it once it holds many small files (Delta's auto compaction would after every append).
 """
 
 import json
@@ -24,7 +25,7 @@ REGISTRY_COLUMNS = """
   source_type string, mode string, unique_key string, consumer string, target_table string,
   offset_version bigint, offset_timestamp timestamp, txn_version bigint,
   created_on timestamp, last_consumed_on timestamp"""
-LOG_PROPERTIES = "tblproperties ('delta.autoOptimize.autoCompact' = 'true')"
+COMPACT_AT_FILES = 64
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,10 @@ def _literal(value: object) -> str:
 class Registry:
     """Reads and appends to the registry in one schema."""
 
-    def __init__(self, run: RunSql, schema: str) -> None:
+    def __init__(self, run: RunSql, schema: str, compact_at_files: int = COMPACT_AT_FILES) -> None:
         self.run = run
         self.schema = schema
+        self.compact_at_files = compact_at_files
         self.table = quote_path(schema, REGISTRY_TABLE)
         self.log = quote_path(schema, REGISTRY_LOG)
         self._ensured = False
@@ -86,11 +88,18 @@ class Registry:
         self.run(f"create schema if not exists {quote_path(self.schema)}")
         self.run(
             f"create table if not exists {self.log} ({REGISTRY_COLUMNS}, recorded_at timestamp) "
-            f"using delta {LOG_PROPERTIES}"
+            "using delta"
         )
         if not self._listed("views"):
             self._create_view()
+        self._compact()
         self._ensured = True
+
+    def _compact(self) -> None:
+        """OPTIMIZE the log when its appends have piled up into many small files."""
+        [detail] = self.run(f"describe detail {self.log}")
+        if int(detail.get("numFiles") or 0) >= self.compact_at_files:
+            self.run(f"optimize {self.log}")
 
     def _listed(self, kind: str) -> bool:
         """Whether the schema lists a table (or view) named dbt_streams."""
@@ -113,7 +122,10 @@ class Registry:
     def get(self, name: str) -> StreamRecord | None:
         """The stream called `name`, or None if it was never created."""
         self.ensure()
-        found = self.run(f"select * from {self.table} where name = {string_literal(name)}")
+        found = self.run(
+            f"select * from {self.log} where name = {string_literal(name)} "
+            "order by txn_version desc, recorded_at desc limit 1"
+        )
         return StreamRecord.from_row(found[0]) if found else None
 
     def all(self) -> list[StreamRecord]:
