@@ -93,7 +93,7 @@ class TestTargetAndRegistry(DeltaProject):
 
             with get_connection(project.adapter):
                 registry = Registry(project.adapter.run_rows, schema, compact_at_files=2)
-                registry.ensure()  # two appends, two files: compacted into one
+                registry.compact()  # two appends, two files: compacted into one
             [detail] = project.run_sql(f"describe detail {schema}.dbt_streams_log", fetch="all")
             assert detail["numFiles"] == 1
         finally:

@@ -6,8 +6,9 @@ It is a convenience copy. The offsets that count travel in the consumer target's
 Each offset move appends one row to the Delta table `dbt_streams_log`, and the view shows the
 newest row per stream (transaction versions only grow per stream). An append is one small
 write, where an upsert (MERGE) costs several Spark jobs after every build. The log doubles as
-the history of every stream's offsets; the first registry use of a dbt invocation compacts
-it once it holds many small files (Delta's auto compaction would after every append).
+the history of every stream's offsets. Every COMPACT_EVERY-th transaction of a stream checks
+the log's file count and compacts it once it holds many small files; Delta's auto compaction
+would rewrite it after every append, and a check on every build would cost as much again.
 """
 
 import json
@@ -26,6 +27,7 @@ REGISTRY_COLUMNS = """
   offset_version bigint, offset_timestamp timestamp, txn_version bigint,
   created_on timestamp, last_consumed_on timestamp"""
 COMPACT_AT_FILES = 64
+COMPACT_EVERY = 16
 
 
 @dataclass(frozen=True)
@@ -92,11 +94,11 @@ class Registry:
         )
         if not self._listed("views"):
             self._create_view()
-        self._compact()
         self._ensured = True
 
-    def _compact(self) -> None:
+    def compact(self) -> None:
         """OPTIMIZE the log when its appends have piled up into many small files."""
+        self.ensure()
         [detail] = self.run(f"describe detail {self.log}")
         if int(detail.get("numFiles") or 0) >= self.compact_at_files:
             self.run(f"optimize {self.log}")
@@ -140,3 +142,5 @@ class Registry:
         self.ensure()
         values = ", ".join(f"({record.sql_literals()}, now())" for record in records)
         self.run(f"insert into {self.log} values {values}")
+        if any(record.txn_version % COMPACT_EVERY == 0 for record in records):
+            self.compact()
