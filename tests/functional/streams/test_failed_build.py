@@ -97,3 +97,41 @@ class TestStreamIncrementalWithoutStreams(DeltaProject):
         run_dbt(["run"])
         rows = project.run_sql(f"select id from {project.test_schema}.constant", fetch="all")
         assert [tuple(row) for row in rows] == [(1,), (1,)]
+
+
+class TestWriteSkippedByDelta(DeltaProject):
+    """A build whose transaction Delta already saw (another run committed it) moves nothing."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES, "orders_mirror.sql": MIRROR}
+
+    def test_skipped_merge_is_reported(self, project):
+        schema = project.test_schema
+        project.run_sql(f"create table {schema}.orders (id int, status string) using delta")
+        project.run_sql(f"insert into {schema}.orders values (1, 'placed')")
+        run_dbt(["run"])
+        offset, target_versions = stream_offset(project), versions(project, "orders_mirror")
+
+        # another run commits transaction 2 of this consumer first (an empty write here)
+        project.run_sql(
+            "set spark.databricks.delta.write.txnAppId=dbt_spark_streams:model.test.orders_mirror"
+        )
+        project.run_sql("set spark.databricks.delta.write.txnVersion=2")
+        try:
+            project.run_sql(
+                f"insert into {schema}.orders_mirror "
+                f"select * from {schema}.orders_mirror where false"
+            )
+        finally:
+            project.run_sql("reset spark.databricks.delta.write.txnAppId")
+            project.run_sql("reset spark.databricks.delta.write.txnVersion")
+        project.run_sql(f"update {schema}.orders set status = 'shipped' where id = 1")
+
+        results = run_dbt(["run"], expect_pass=False)
+        message = " ".join(results.results[0].message.split())
+        assert "Stream orders_mirror__orders is being consumed by another run" in message
+        assert "Delta skipped transaction 2" in message
+        assert state(project, "orders_mirror") == [(1, "placed")]
+        assert stream_offset(project) == offset
+        assert versions(project, "orders_mirror") == target_versions + 1  # only the other write

@@ -124,35 +124,38 @@ def keyed_net_sql(change: ChangeRange) -> str:
     updated (none if that commit inserted it); its state after is the row its last commit
     inserted or updated into (none if that commit deleted it). Equal states net out.
 
-    One aggregate per key finds both states (before-images sort first within a commit), and
-    one generator emits the DELETE and the INSERT half, so the change feed is read and
-    shuffled once: the cost follows the change, as the hand-written MERGE's does.
+    One window per key (before-images sort first within a commit) finds both states, and one
+    generator emits the DELETE and the INSERT half, so the change feed is read, shuffled and
+    sorted once: the cost follows the change, as a hand-written MERGE's does.
     """
     row = _row_struct(change.columns)
-    order = f"struct(_commit_version, _change_type in {AFTER_TYPES})"
-    key_json = f"to_json({_row_struct(change.unique_key)}, {JSON_KEEP_NULLS})"
+    keys = column_list(change.unique_key)
+    order = f"_commit_version, _change_type in {AFTER_TYPES}"
+    key_json = f"to_json({_row_struct(change.unique_key, '_first.row.')}, {JSON_KEEP_NULLS})"
     output = _output(
         "_row.*",
         "_action",
         "_old is not null and _new is not null",
-        "sha1(_key)",
+        f"sha1({key_json})",
         "_last.version",
         "_last.ts",
     )
-    return f"""with _per_key as (
-  select {key_json} as _key,
-         min_by(named_struct('row', {row}, 'kept', _change_type in {BEFORE_TYPES}), {order})
-           as _first,
-         max_by(named_struct('row', {row}, 'kept', _change_type in {AFTER_TYPES}), {order})
-           as _final,
-         max(struct(_commit_version as version, _commit_timestamp as ts)) as _last
+    return f"""with _ends as (
+  select first_value(named_struct('row', {row}, 'kept', _change_type in {BEFORE_TYPES}))
+           over _key as _first,
+         last_value(named_struct('row', {row}, 'kept', _change_type in {AFTER_TYPES}))
+           over _key as _final,
+         last_value(struct(_commit_version as version, _commit_timestamp as ts)) over _key
+           as _last,
+         row_number() over (partition by {keys} order by {order}) as _n
   from {_feed(change)}
   where _change_type in {BEFORE_TYPES} or _change_type in {AFTER_TYPES}
-  group by {column_list(change.unique_key)}
+  window _key as (partition by {keys} order by {order}
+                  rows between unbounded preceding and unbounded following)
 ), _paired as (
-  select _key, _last, if(_first.kept, _first.row, null) as _old,
+  select _first, _last, if(_first.kept, _first.row, null) as _old,
          if(_final.kept, _final.row, null) as _new
-  from _per_key
+  from _ends where _n = 1
 ), _halves as (
   select *, if(_action = 'DELETE', _old, _new) as _row
   from _paired lateral view explode(array('DELETE', 'INSERT')) _halves as _action
