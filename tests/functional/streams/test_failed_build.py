@@ -36,14 +36,24 @@ def versions(project, table: str) -> int:
     return len(project.run_sql(f"describe history {project.test_schema}.{table}", fetch="all"))
 
 
-class TestFailedBuildMovesNothing(DeltaProject):
+class MirrorProject(DeltaProject):
+    """A project with `orders_mirror` consuming a stream on `orders (id, status)`."""
+
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES, "orders_mirror.sql": MIRROR}
 
+    @staticmethod
+    def create_orders(project) -> None:
+        project.run_sql(
+            f"create table {project.test_schema}.orders (id int, status string) using delta"
+        )
+
+
+class TestFailedBuildMovesNothing(MirrorProject):
     def test_failure_then_recovery(self, project):
         schema = project.test_schema
-        project.run_sql(f"create table {schema}.orders (id int, status string) using delta")
+        self.create_orders(project)
         project.run_sql(
             f"insert into {schema}.orders values (1, 'placed'), (2, 'placed'), (3, 'placed')"
         )
@@ -99,16 +109,12 @@ class TestStreamIncrementalWithoutStreams(DeltaProject):
         assert [tuple(row) for row in rows] == [(1,), (1,)]
 
 
-class TestWriteSkippedByDelta(DeltaProject):
+class TestWriteSkippedByDelta(MirrorProject):
     """A build whose transaction Delta already saw (another run committed it) moves nothing."""
-
-    @pytest.fixture(scope="class")
-    def models(self):
-        return {"sources.yml": SOURCES, "orders_mirror.sql": MIRROR}
 
     def test_skipped_merge_is_reported(self, project):
         schema = project.test_schema
-        project.run_sql(f"create table {schema}.orders (id int, status string) using delta")
+        self.create_orders(project)
         project.run_sql(f"insert into {schema}.orders values (1, 'placed')")
         run_dbt(["run"])
         offset, target_versions = stream_offset(project), versions(project, "orders_mirror")
