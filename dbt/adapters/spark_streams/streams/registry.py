@@ -26,6 +26,8 @@ REGISTRY_COLUMNS = """
   source_type string, mode string, unique_key string, consumer string, target_table string,
   offset_version bigint, offset_timestamp timestamp, txn_version bigint,
   created_on timestamp, last_consumed_on timestamp"""
+# A stream's newest log row: transaction versions only grow per stream.
+NEWEST_FIRST = "txn_version desc, recorded_at desc"
 COMPACT_AT_FILES = 64
 COMPACT_EVERY = 16
 
@@ -117,7 +119,7 @@ class Registry:
         names = ", ".join(f.name for f in fields(StreamRecord))
         self.run(
             f"create view if not exists {self.table} as select {names} from (select *, "
-            "row_number() over (partition by name order by txn_version desc, recorded_at desc) "
+            f"row_number() over (partition by name order by {NEWEST_FIRST}) "
             f"as newest from {self.log}) where newest = 1"
         )
 
@@ -126,7 +128,7 @@ class Registry:
         self.ensure()
         found = self.run(
             f"select * from {self.log} where name = {string_literal(name)} "
-            "order by txn_version desc, recorded_at desc limit 1"
+            f"order by {NEWEST_FIRST} limit 1"
         )
         return StreamRecord.from_row(found[0]) if found else None
 
