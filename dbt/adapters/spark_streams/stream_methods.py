@@ -132,26 +132,41 @@ class StreamMethods(metaclass=AdapterMeta):
         return sql
 
     def _reconcile(self, build: StreamBuild) -> None:
-        """Roll the registry forward if a crash left it behind the target's last commit."""
+        """Take the streams' offsets from the target's last stream commit, where they count.
+
+        The registry is not read: a build that writes appends its streams' new offsets anyway,
+        and a build without a write rolls the registry forward in `_roll_forward`.
+        """
         assert build.consumer is not None
         commit = latest_commit_for(self.run_rows, build.target, build.consumer)
         if commit is None:
             return
         build.last_txn_version = commit.txn_version
-        registry = self._registry()
-        behind = []
+        build.committed = commit.records
         for record in commit.records:
-            current = registry.get(record.name)
-            if current is None or current.txn_version < commit.txn_version:
-                behind.append(record)
-                current = record
-            build.registered[record.name] = current
+            build.registered[record.name] = record
+
+    def _roll_forward(self, build: StreamBuild, written: set[str]) -> None:
+        """Bring the registry up to the target's last commit where a crash left it behind,
+        for the committed streams this build did not record anew. It runs after the build's
+        commit, so a failure here is a warning: the next build tries again."""
+        registry = self._registry()
+        try:
+            behind = [
+                record
+                for record in build.committed
+                if record.name not in written and _is_behind(registry.get(record.name), record)
+            ]
+            if behind:
+                registry.append(behind)
+        except Exception as exc:
+            logger.warning(f"Stream registry not rolled forward ({exc}); the next build retries.")
+            return
         if behind:
             logger.info(
                 f"Streams {', '.join(r.name for r in behind)}: registry rolled forward to the "
-                f"offsets committed with {build.target} (transaction {commit.txn_version})"
+                f"offsets committed with {build.target} (transaction {build.last_txn_version})"
             )
-            registry.append(behind)
 
     @available
     def stream_changes_pending(self, node_id: str) -> bool:
@@ -171,6 +186,8 @@ class StreamMethods(metaclass=AdapterMeta):
         """
         build = self._builds().pop((get_invocation_id(), node_id), None)
         if statement is None:
+            if build is not None:
+                self._roll_forward(build, written=set())
             return AdapterResponse(_message="OK, no pending changes")
         if build is None or not build.reads:
             self.run_rows(statement)
@@ -191,6 +208,7 @@ class StreamMethods(metaclass=AdapterMeta):
             verify_landed(self.run_rows, build.target, commit)
         crash_point("after_commit")
         self._record_offsets(list(stamped))
+        self._roll_forward(build, written={record.name for record in stamped})
         names = ", ".join(record.name for record in stamped)
         return AdapterResponse(_message=f"OK, consumed {names}")
 
@@ -220,6 +238,10 @@ def _log_warnings(build: StreamBuild) -> None:
     for warning in build.warnings:
         logger.warning(warning)
     build.warnings.clear()
+
+
+def _is_behind(current: StreamRecord | None, committed: StreamRecord) -> bool:
+    return current is None or current.txn_version < committed.txn_version
 
 
 def _start_point(options: dict[str, Any]) -> dict | None:

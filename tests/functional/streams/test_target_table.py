@@ -98,3 +98,46 @@ class TestTargetAndRegistry(DeltaProject):
             assert detail["numFiles"] == 1
         finally:
             project.run_sql(f"drop schema if exists {schema} cascade")
+
+
+class TestRegistryRollForward(DeltaProject):
+    """A crash after the commit leaves the registry behind; the next build catches it up,
+    whether or not it has changes to write."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES, "mirror.sql": MIRROR}
+
+    def registered(self, project) -> list[tuple[int, int]]:
+        rows = project.run_sql(
+            f"select offset_version, txn_version from {project.test_schema}.dbt_streams",
+            fetch="all",
+        )
+        return [tuple(row) for row in rows]
+
+    def lose_newest_registry_row(self, project) -> None:
+        log = f"{project.test_schema}.dbt_streams_log"
+        [newest] = project.run_sql(f"select max(txn_version) from {log}", fetch="one")
+        project.run_sql(f"delete from {log} where txn_version = {newest}")
+
+    def test_registry_catches_up_with_the_target(self, project):
+        schema = project.test_schema
+        project.run_sql(f"create table {schema}.customers (id int, name string) using delta")
+        project.run_sql(f"insert into {schema}.customers values (1, 'Ann')")
+        run_dbt(["run"])  # offset 1 (version 2 turns Change Data Feed on), transaction 1
+        project.run_sql(f"insert into {schema}.customers values (2, 'Bob')")
+        run_dbt(["run"])  # offset 3, transaction 2
+        assert self.registered(project) == [(3, 2)]
+
+        self.lose_newest_registry_row(project)
+        assert self.registered(project) == [(1, 1)]
+        [result] = run_dbt(["run"])  # nothing pending: no write, but the registry catches up
+        assert result.adapter_response["_message"] == "OK, no pending changes"
+        assert self.registered(project) == [(3, 2)]
+
+        self.lose_newest_registry_row(project)
+        project.run_sql(f"update {schema}.customers set name = 'Bo' where id = 2")
+        run_dbt(["run"])  # offsets and transaction from the target's commit, not the registry
+        assert self.registered(project) == [(4, 3)]
+        rows = project.run_sql(f"select id, name from {schema}.mirror order by id", fetch="all")
+        assert [tuple(row) for row in rows] == [(1, "Ann"), (2, "Bo")]

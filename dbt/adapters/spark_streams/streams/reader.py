@@ -16,6 +16,7 @@ from dbt.adapters.spark_streams.streams.changes import (
     net_changes_sql,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.identity import same_source
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.retention import retention_extension
 from dbt.adapters.spark_streams.streams.runner import RunSql
@@ -26,8 +27,10 @@ from dbt.adapters.spark_streams.streams.source import (
     enable_change_data_feed,
     enable_command,
     latest_version,
+    source_table_id,
 )
 from dbt.adapters.spark_streams.streams.staleness import (
+    PendingCommits,
     check_readable,
     expiry_warning,
     pending_commits,
@@ -67,6 +70,7 @@ class StreamBuild:
     prepared: set[str] = field(default_factory=set)
     source_writes: list[tuple[str, str]] = field(default_factory=list)
     registered: dict[str, StreamRecord | None] = field(default_factory=dict)
+    committed: tuple[StreamRecord, ...] = ()
     moves: bool = False
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
@@ -97,15 +101,18 @@ def read_stream(
     _check_key(request, source)
     creating = existing is None or _recreates(build)
     if existing is not None and not creating:
-        _check_same_source(request, existing, source)
-        _check_fresh(run, build, request, source, existing)
+        pending = _pending(run, build, source, existing)
+        source = same_source(run, request.name, existing, source, pending)
+        _check_fresh(build, request, source, pending)
+    else:
+        source = source_table_id(run, source)
     source = _prepare_source(build, request, source, creating)
     pin = _pin(run, build, source.name)
     if existing is None or creating:
         sql = _new_stream(run, request, source, pin)
         build.moves = True
     else:
-        sql = _pending(request, source, existing, pin)
+        sql = _pending_changes(request, source, existing, pin)
         build.moves = build.moves or pin.version > existing.offset_version
     build.reads[request.name] = (_record(build, request, source, pin, existing), sql)
     return sql
@@ -118,14 +125,10 @@ def _registered(registry: Registry, build: StreamBuild, name: str) -> StreamReco
     return build.registered[name]
 
 
-def _check_fresh(
-    run: RunSql,
-    build: StreamBuild,
-    request: StreamRequest,
-    source: SourceTable,
-    existing: StreamRecord,
-) -> None:
-    """Fail a stale stream; warn when its pending changes are about to leave retention."""
+def _pending(
+    run: RunSql, build: StreamBuild, source: SourceTable, existing: StreamRecord
+) -> PendingCommits:
+    """The source's history since the stream's offset; the same read pins the source."""
     pinned = build.pins.get(source.name)
     pending = pending_commits(
         run,
@@ -135,7 +138,14 @@ def _check_fresh(
         pin=pinned.version if pinned else None,
     )
     if pending.latest is not None:
-        build.pins.setdefault(source.name, pending.latest)  # the same read pins the source
+        build.pins.setdefault(source.name, pending.latest)
+    return pending
+
+
+def _check_fresh(
+    build: StreamBuild, request: StreamRequest, source: SourceTable, pending: PendingCommits
+) -> None:
+    """Fail a stale stream; warn when its pending changes are about to leave retention."""
     check_readable(request.name, pending, source.retention, source.change_data_feed)
     warning = expiry_warning(request.name, pending, source.retention)
     if warning:
@@ -222,19 +232,6 @@ def _check_key(request: StreamRequest, source: SourceTable) -> None:
         )
 
 
-def _check_same_source(
-    request: StreamRequest, existing: StreamRecord | None, source: SourceTable
-) -> None:
-    if existing is not None and existing.source_id != source.table_id:
-        raise StreamError(
-            f"Stream {request.name} is stale: its source {source.name} was dropped and "
-            f"recreated or replaced (table id {existing.source_id} is now {source.table_id}), "
-            f"so offset {existing.offset_version} (committed "
-            f"{existing.offset_timestamp:%Y-%m-%d %H:%M:%S}) means nothing in the new table. "
-            "Rebuild with --full-refresh to recreate the stream."
-        )
-
-
 def _snapshot(request: StreamRequest, source: SourceTable, pin: SourceVersion) -> Snapshot:
     return Snapshot(
         source.name, source.columns, request.unique_key, pin.version, pin.timestamp_text
@@ -259,7 +256,7 @@ def _new_stream(
     return empty_sql(snapshot)
 
 
-def _pending(
+def _pending_changes(
     request: StreamRequest, source: SourceTable, existing: StreamRecord, pin: SourceVersion
 ) -> str:
     snapshot = _snapshot(request, source, pin)

@@ -1,11 +1,11 @@
 """What a stream needs to know about its source: format, identity, columns, latest version."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import Retention
-from dbt.adapters.spark_streams.streams.runner import RunSql
+from dbt.adapters.spark_streams.streams.runner import Row, RunSql
 from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
@@ -30,53 +30,87 @@ class SourceVersion:
 
 @dataclass(frozen=True)
 class SourceTable:
-    """A Delta source as a build sees it."""
+    """A Delta source as a build sees it. Its table id is read only when a build needs it
+    (see identity.py), so `table_id` stays empty until then."""
 
     name: str
-    table_id: str
     columns: tuple[str, ...]
     change_data_feed: bool
     retention: Retention
+    table_id: str = ""
 
 
 def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
-    """Format, table id, columns and Change Data Feed state of a stream's source."""
-    try:
-        return describe_detail(run, quote_path(schema, identifier), stream)
-    except StreamError as exc:
+    """Format, columns and Change Data Feed state of a stream's source."""
+    name = quote_path(schema, identifier)
+    source = inspect_source(run, name, stream)
+    if source is None:
         if is_view(run, schema, identifier):
             raise StreamError(
                 f"Stream {stream}: source {schema}.{identifier} is a view; streams on views are "
                 "not supported yet. Point stream() at the Delta table(s) the view reads."
-            ) from exc
-        raise
+            )
+        raise StreamError(
+            f"Stream {stream}: source {name} is not a Delta table; standard and append_only "
+            "streams need a Delta table with Change Data Feed."
+        )
+    return source
 
 
-def describe_detail(run: RunSql, name: str, stream: str) -> SourceTable:
-    """The source called `name` (a quoted path), as DESCRIBE DETAIL and DESCRIBE see it."""
+def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
+    """The source called `name` (a quoted path) from its metadata, or None if it is not Delta.
+
+    DESCRIBE TABLE EXTENDED and SHOW TBLPROPERTIES read the table's metadata only, where
+    DESCRIBE DETAIL computes its whole state (file count, size), which costs a Spark job
+    after every commit to the source.
+    """
     try:
-        [detail] = run(f"describe detail {name}")
+        described = run(f"describe table extended {name}")
     except Exception as exc:
         raise StreamError(
             f"Stream {stream}: cannot read source {name} ({exc}). Check that the table exists "
             "and that source()/ref() points to it."
         ) from exc
-    if str(detail.get("format")).lower() != "delta":
+    provider = _detail(described, "Provider")
+    if provider is None:
+        return None
+    if provider.lower() != "delta":
         raise StreamError(
-            f"Stream {stream}: source {name} is a {detail.get('format')} table; standard and "
+            f"Stream {stream}: source {name} is a {provider} table; standard and "
             "append_only streams need a Delta table with Change Data Feed. Convert it with "
             "`CONVERT TO DELTA` or recreate it `USING delta`."
         )
-    properties = detail.get("properties") or {}
-    columns = table_columns(run, name)
+    columns = _columns(described)
     _check_column_names(stream, name, columns)
+    properties = {row["key"]: row["value"] for row in run(f"show tblproperties {name}")}
     return SourceTable(
         name=name,
-        table_id=str(detail["id"]),
         columns=columns,
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
         retention=Retention.from_properties(properties),
     )
+
+
+def source_table_id(run: RunSql, source: SourceTable) -> SourceTable:
+    """The source with its Delta table id, which tells a recreated or replaced table apart."""
+    [detail] = run(f"describe detail {source.name}")
+    return replace(source, table_id=str(detail["id"]))
+
+
+def _detail(described: list[Row], label: str) -> str | None:
+    """A value of DESCRIBE TABLE EXTENDED's detailed section (e.g. Provider)."""
+    return next((str(row["data_type"]) for row in described if row["col_name"] == label), None)
+
+
+def _columns(described: list[Row]) -> tuple[str, ...]:
+    """Column names in table order; DESCRIBE's partition and detail sections are skipped."""
+    columns = []
+    for row in described:
+        column = row["col_name"]
+        if not column or column.startswith("#"):
+            break
+        columns.append(column)
+    return tuple(columns)
 
 
 def _check_column_names(stream: str, name: str, columns: tuple[str, ...]) -> None:
@@ -97,17 +131,6 @@ def is_view(run: RunSql, schema: str, identifier: str) -> bool:
     except Exception:
         return False
     return any(row.get("viewName") == identifier for row in views)
-
-
-def table_columns(run: RunSql, name: str) -> tuple[str, ...]:
-    """Column names in table order; DESCRIBE's partition and detail sections are skipped."""
-    columns = []
-    for row in run(f"describe table {name}"):
-        column = row["col_name"]
-        if not column or column.startswith("#"):
-            break
-        columns.append(column)
-    return tuple(columns)
 
 
 def latest_version(run: RunSql, source: str) -> SourceVersion:

@@ -31,6 +31,7 @@ class PendingCommits:
     commits: tuple[Row, ...]
     offset_time: datetime | None = None
     latest: SourceVersion | None = None
+    offset_commit: Row | None = None
 
     @property
     def first(self) -> Row | None:
@@ -47,13 +48,14 @@ def pending_commits(
     offset_time: datetime | None = None,
     pin: int | None = None,
 ) -> PendingCommits:
-    """History of the versions offset+1..pin (default: the newest), and the newest version.
+    """History of the versions offset+1..pin (default: the newest), the offset's own commit
+    (to tell the table is still the same one, see identity.py) and the newest version.
 
-    One read of the recent history answers both what a build pins and what it will read,
-    unless more than RECENT_COMMITS are pending; then the whole history is read.
+    One read of the recent history answers what a build pins and what it will read, unless
+    the offset is older than the RECENT_COMMITS newest commits; then the whole history is read.
     """
     rows = run(f"describe history {source} limit {RECENT_COMMITS}")
-    if len(rows) == RECENT_COMMITS and int(rows[-1]["version"]) > offset + 1:
+    if len(rows) == RECENT_COMMITS and int(rows[-1]["version"]) > offset:
         rows = run(f"describe history {source}")
     latest = SourceVersion.from_history(rows[0])
     last = latest.version if pin is None else pin
@@ -61,7 +63,10 @@ def pending_commits(
         (row for row in rows if offset < int(row["version"]) <= last),
         key=lambda row: int(row["version"]),
     )
-    return PendingCommits(source, offset, last, tuple(in_range), offset_time, latest)
+    offset_commit = next((row for row in rows if int(row["version"]) == offset), None)
+    return PendingCommits(
+        source, offset, last, tuple(in_range), offset_time, latest, offset_commit
+    )
 
 
 def stale_after(pending: PendingCommits, retention: Retention) -> datetime | None:

@@ -6,7 +6,11 @@ from typing import Any
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.runner import RunSql
-from dbt.adapters.spark_streams.streams.source import SourceTable, describe_detail
+from dbt.adapters.spark_streams.streams.source import (
+    SourceTable,
+    inspect_source,
+    source_table_id,
+)
 from dbt.adapters.spark_streams.streams.staleness import pending_commits, stale_after, stale_reason
 
 
@@ -14,10 +18,13 @@ def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
     """The record's fields, then `stale`, `stale_after` and, when stale, `stale_reason`."""
     status: dict[str, Any] = dict(vars(record))
     try:
-        source = describe_detail(run, record.source_table, record.name)
+        source = inspect_source(run, record.source_table, record.name)
     except StreamError as exc:
         return {**status, "stale": True, "stale_after": None, "stale_reason": str(exc)}
-    if source.table_id != record.source_id:
+    if source is None:
+        reason = f"source {record.source_table} is no longer a Delta table"
+        return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
+    if source_table_id(run, source).table_id != record.source_id:
         reason = f"source {record.source_table} was dropped and recreated or replaced"
         return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
     return {**status, **_readability(run, record, source)}

@@ -1,0 +1,54 @@
+"""Is a stream's source still the table its offset was taken from?
+
+A dropped and recreated, or replaced, table has a new Delta table id, and its versions mean
+nothing to the old offset. Reading the id (DESCRIBE DETAIL) computes the table's whole state,
+a Spark job after every commit to the source, so a build first asks the history it reads
+anyway: if the offset's own commit is still there with the timestamp recorded with the offset,
+and no commit since created or replaced the table, the table is the same one. Only when the
+history cannot tell (the commit is gone, its timestamp differs, a replace is pending) does the
+build read the id, and the id decides.
+"""
+
+from dataclasses import replace
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.runner import Row, RunSql
+from dbt.adapters.spark_streams.streams.source import SourceTable, source_table_id
+from dbt.adapters.spark_streams.streams.staleness import PendingCommits
+
+# History operations that give a table new metadata, and with it a new id.
+NEW_TABLE_OPERATIONS = ("CREATE", "REPLACE")
+
+
+def same_source(
+    run: RunSql, stream: str, existing: StreamRecord, source: SourceTable, pending: PendingCommits
+) -> SourceTable:
+    """The source with its table id; raise if it is not the table the offset belongs to."""
+    if history_shows_same_table(pending):
+        return replace(source, table_id=existing.source_id)
+    identified = source_table_id(run, source)
+    if identified.table_id != existing.source_id:
+        raise StreamError(
+            f"Stream {stream} is stale: its source {source.name} was dropped and "
+            f"recreated or replaced (table id {existing.source_id} is now "
+            f"{identified.table_id}), so offset {existing.offset_version} (committed "
+            f"{existing.offset_timestamp:%Y-%m-%d %H:%M:%S}) means nothing in the new table. "
+            "Rebuild with --full-refresh to recreate the stream."
+        )
+    return identified
+
+
+def history_shows_same_table(pending: PendingCommits) -> bool:
+    """The offset's commit, as recorded, and no create or replace after it."""
+    offset = pending.offset_commit
+    if offset is None or pending.offset_time is None:
+        return False
+    if offset["timestamp"] != pending.offset_time:
+        return False
+    return not any(_makes_new_table(row) for row in pending.commits)
+
+
+def _makes_new_table(row: Row) -> bool:
+    operation = str(row.get("operation") or "").upper()
+    return any(word in operation for word in NEW_TABLE_OPERATIONS)
