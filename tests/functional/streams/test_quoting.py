@@ -1,9 +1,10 @@
 """Names that need quoting work end to end; names Spark or Delta cannot handle are refused.
 
-The source is a table named with a reserved word whose columns hold a reserved word and a
-quote; the stream's name holds quotes, backticks and SQL punctuation. None of it may ever run
-as SQL text. Spark refuses table names with spaces, and Delta cannot write change data for
-columns with backticks, so streams refuse those with a clear error.
+The source is a table named with a reserved word whose columns hold a reserved word, a quote
+and a label of DESCRIBE's own rows; the stream's name holds quotes, backticks and SQL
+punctuation. None of it may ever run as SQL text. Spark refuses table names with spaces, and
+Delta cannot write change data for columns with backticks, so streams refuse those with a
+clear error.
 """
 
 import pytest
@@ -40,7 +41,8 @@ BAD = """
 select * from {{{{ stream(source('odd', '{source}')) }}}}
 """
 
-COLUMNS = "`group`, `it's`, `value`"
+# `Provider` is also a row label of DESCRIBE TABLE EXTENDED, which the adapter reads.
+COLUMNS = "`group`, `it's`, `Provider`"
 
 
 class TestNamesThatNeedQuoting(DeltaProject):
@@ -65,7 +67,7 @@ class TestNamesThatNeedQuoting(DeltaProject):
 
         run_dbt(["run", "--select", "peek"])
         peek = run(
-            f"select `group`, `it's`, `value`, metadata_action from {schema}.peek "
+            f"select {COLUMNS}, metadata_action from {schema}.peek "
             "order by `group`, metadata_action",
             fetch="all",
         )

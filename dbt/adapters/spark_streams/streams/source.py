@@ -9,6 +9,7 @@ from dbt.adapters.spark_streams.streams.runner import Row, RunSql
 from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
+DETAIL_SECTION = "# Detailed Table Information"
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,14 @@ def source_table_id(run: RunSql, source: SourceTable) -> SourceTable:
 
 
 def _detail(described: list[Row], label: str) -> str | None:
-    """A value of DESCRIBE TABLE EXTENDED's detailed section (e.g. Provider)."""
-    return next((str(row["data_type"]) for row in described if row["col_name"] == label), None)
+    """A value of DESCRIBE TABLE EXTENDED's detailed section (e.g. Provider); a column of the
+    same name above that section does not count."""
+    in_section = False
+    for row in described:
+        in_section = in_section or str(row["col_name"]).startswith(DETAIL_SECTION)
+        if in_section and row["col_name"] == label:
+            return str(row["data_type"])
+    return None
 
 
 def _columns(described: list[Row]) -> tuple[str, ...]:
