@@ -43,8 +43,9 @@ def test_the_offset_commit_as_recorded_and_plain_writes_since() -> None:
         # replaced in place: the history goes on, the table is new
         pending(commit(4, "WRITE", OFFSET_TIME), commit(5, "CREATE OR REPLACE TABLE", LATER)),
         pending(commit(4, "WRITE", OFFSET_TIME), commit(5, "REPLACE TABLE AS SELECT", LATER)),
+        pending(commit(4, "WRITE", OFFSET_TIME), commit(5, "CLONE", LATER)),
     ],
-    ids=["other-commit", "commit-gone", "create-or-replace", "replace-as-select"],
+    ids=["other-commit", "commit-gone", "create-or-replace", "replace-as-select", "clone"],
 )
 def test_anything_else_leaves_it_to_the_table_id(history: PendingCommits) -> None:
     assert not history_shows_same_table(history)

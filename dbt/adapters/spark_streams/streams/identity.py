@@ -17,8 +17,9 @@ from dbt.adapters.spark_streams.streams.runner import Row, RunSql
 from dbt.adapters.spark_streams.streams.source import SourceTable, source_table_id
 from dbt.adapters.spark_streams.streams.staleness import PendingCommits
 
-# History operations that give a table new metadata, and with it a new id.
-NEW_TABLE_OPERATIONS = ("CREATE", "REPLACE")
+# History operations that may give a table new metadata, and with it a new id: then the id
+# itself decides (e.g. CREATE OR REPLACE TABLE, REPLACE TABLE AS SELECT, a replacing CLONE).
+NEW_TABLE_OPERATIONS = ("CREATE", "REPLACE", "CLONE")
 
 
 def same_source(
