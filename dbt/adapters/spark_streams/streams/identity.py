@@ -26,9 +26,7 @@ def same_source(
     run: RunSql, stream: str, existing: StreamRecord, source: SourceTable, pending: PendingCommits
 ) -> SourceTable:
     """The source with its table id; raise if it is not the table the offset belongs to."""
-    if history_shows_same_table(pending):
-        return replace(source, table_id=existing.source_id)
-    identified = source_table_id(run, source)
+    identified = with_table_id(run, existing, source, pending)
     if identified.table_id != existing.source_id:
         raise StreamError(
             f"Stream {stream} is stale: its source {source.name} was dropped and "
@@ -38,6 +36,15 @@ def same_source(
             "Rebuild with --full-refresh to recreate the stream."
         )
     return identified
+
+
+def with_table_id(
+    run: RunSql, existing: StreamRecord, source: SourceTable, pending: PendingCommits
+) -> SourceTable:
+    """The source with its table id: the offset's when the history vouches, else read."""
+    if history_shows_same_table(pending):
+        return replace(source, table_id=existing.source_id)
+    return source_table_id(run, source)
 
 
 def history_shows_same_table(pending: PendingCommits) -> bool:

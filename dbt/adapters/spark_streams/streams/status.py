@@ -4,14 +4,16 @@ from datetime import datetime
 from typing import Any
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.identity import with_table_id
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.runner import RunSql
-from dbt.adapters.spark_streams.streams.source import (
-    SourceTable,
-    inspect_source,
-    source_table_id,
+from dbt.adapters.spark_streams.streams.source import SourceTable, inspect_source
+from dbt.adapters.spark_streams.streams.staleness import (
+    PendingCommits,
+    pending_commits,
+    stale_after,
+    stale_reason,
 )
-from dbt.adapters.spark_streams.streams.staleness import pending_commits, stale_after, stale_reason
 
 
 def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
@@ -24,14 +26,14 @@ def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
     if source is None:
         reason = f"source {record.source_table} is no longer a Delta table"
         return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
-    if source_table_id(run, source).table_id != record.source_id:
+    pending = pending_commits(run, source.name, record.offset_version, record.offset_timestamp)
+    if with_table_id(run, record, source, pending).table_id != record.source_id:
         reason = f"source {record.source_table} was dropped and recreated or replaced"
         return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
-    return {**status, **_readability(run, record, source)}
+    return {**status, **_readability(pending, source)}
 
 
-def _readability(run: RunSql, record: StreamRecord, source: SourceTable) -> dict[str, Any]:
-    pending = pending_commits(run, source.name, record.offset_version, record.offset_timestamp)
+def _readability(pending: PendingCommits, source: SourceTable) -> dict[str, Any]:
     reason = stale_reason(pending, source.retention, source.change_data_feed)
     deadline: datetime | None = stale_after(pending, source.retention)
     if reason is None:
