@@ -23,9 +23,12 @@ from bench.report import write_report
 PROJECT = Path(__file__).resolve().parent / "project"
 SOURCE = "bench_raw.orders"
 FLOOR = "bench.floor_target"
-# The floor's target is stored like the stream's (deletion vectors on), so stream / floor
-# measures the stream's own overhead and not a difference in table layout.
+# The floor's target is stored like the stream's (deletion vectors on, files of at most
+# FILE_ROWS rows in key order, the stream's file_rows default), so stream / floor measures the
+# stream's own overhead and not a difference in table layout.
 FLOOR_PROPERTIES = "tblproperties ('delta.enableDeletionVectors' = 'true')"
+FILE_ROWS = 100_000
+MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 LOADED_AT = "timestamp'2026-01-01 00:00:00'"
 COLUMNS = "id, customer_id, status, amount, created_at, updated_at, note"
 ASSIGNMENTS = ", ".join(f"t.{c} = s.{c}" for c in COLUMNS.split(", "))
@@ -82,9 +85,9 @@ class Bench:
         self.insert_rows(0, n)
         self.dbt("run", "--full-refresh")
         self.dbt("run", "--select", "stream_mirror")  # consumes the stream's own setup commits
-        self.sql(
+        self.floor_write(
             f"create or replace table {FLOOR} using delta {FLOOR_PROPERTIES} "
-            f"as select * from {SOURCE}"
+            f"as select * from {SOURCE} order by id"
         )
         self.floor_version = self.latest_version()
 
@@ -117,7 +120,7 @@ class Bench:
         latest = self.latest_version()
         began = time.perf_counter()
         if latest > self.floor_version:
-            self.sql(
+            self.floor_write(
                 f"""merge into {FLOOR} t using (
                   select * from (
                     select *, row_number() over (partition by id order by _commit_version desc,
@@ -133,6 +136,14 @@ class Bench:
             )
         self.floor_version = latest
         return time.perf_counter() - began
+
+    def floor_write(self, statement: str) -> None:
+        """A write to the floor's target, with files capped at FILE_ROWS rows as the stream's."""
+        self.sql(f"set {MAX_RECORDS_PER_FILE}={FILE_ROWS}")
+        try:
+            self.sql(statement)
+        finally:
+            self.sql(f"reset {MAX_RECORDS_PER_FILE}")
 
     def rows_wrong(self, targets: list[str]) -> list[int]:
         """Per target: rows in it but not in the source plus the reverse, as multisets.

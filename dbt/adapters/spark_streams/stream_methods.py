@@ -20,6 +20,7 @@ from dbt.adapters.spark_streams.streams.commit import (
     BuildCommit,
     latest_commit_for,
     run_with_commit,
+    run_with_confs,
     verify_landed,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
@@ -33,6 +34,7 @@ from dbt.adapters.spark_streams.streams.status import stream_status
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
+MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 DEFAULT_EXTENSION_DAYS = 14
 
 
@@ -178,19 +180,21 @@ class StreamMethods(metaclass=AdapterMeta):
 
     @available
     def commit_stream_build(
-        self, node_id: str, target: BaseRelation, statement: str | None
+        self, node_id: str, target: BaseRelation, statement: str | None, file_rows: int = 0
     ) -> AdapterResponse:
         """Run the build's one write with the streams' new offsets in the same Delta commit.
 
-        With no statement (nothing pending) the build ends without a write.
+        With no statement (nothing pending) the build ends without a write. `file_rows` caps
+        the rows per file the write produces (0: no cap); see `write_confs`.
         """
+        confs = write_confs(file_rows)
         build = self._builds().pop((get_invocation_id(), node_id), None)
         if statement is None:
             if build is not None:
                 self._roll_forward(build, written=set())
             return AdapterResponse(_message="OK, no pending changes")
         if build is None or not build.reads:
-            self.run_rows(statement)
+            run_with_confs(self.run_rows, statement, confs)
             return AdapterResponse(_message="OK")
         for source_write, message in build.source_writes:
             self.run_rows(source_write)
@@ -200,7 +204,7 @@ class StreamMethods(metaclass=AdapterMeta):
         stamped = tuple(_with_txn(record, txn_version) for record in records)
         commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
         crash_during("during_write")
-        reported = run_with_commit(self.run_rows, statement, commit)
+        reported = run_with_commit(self.run_rows, statement, commit, confs)
         if not reported:
             # A MERGE that commits reports its metrics row, and one Delta skipped as already
             # applied reports nothing; other writes report nothing either way, so the
@@ -231,6 +235,13 @@ class StreamMethods(metaclass=AdapterMeta):
     def stream_records(self) -> list[dict[str, Any]]:
         """Every registered stream with its staleness now, for show_streams and describe_stream."""
         return [stream_status(self.run_rows, record) for record in self._registry().all()]
+
+
+def write_confs(file_rows: int) -> dict[str, str]:
+    """Session confs for a target's write. A cap on rows per file keeps a stream target in
+    many small files; a later MERGE then rewrites (and re-reads) only the files its keys
+    touch instead of files as large as the table."""
+    return {MAX_RECORDS_PER_FILE: str(file_rows)} if file_rows > 0 else {}
 
 
 def _log_warnings(build: StreamBuild) -> None:

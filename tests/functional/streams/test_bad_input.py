@@ -66,6 +66,10 @@ CASES = {
         "max_data_extension_time must be a whole number of days (0 turns the retention "
         "extension off), not -1.",
     ),
+    "bad_file_rows": (
+        consumer(MIRROR_COLUMNS, file_rows="'many'", **KEYED),
+        "file_rows must be a whole number of rows (0 for no cap), not 'many'.",
+    ),
     "bad_mode": (
         consumer("id", stream_args=", mode='sideways'", incremental_strategy="'append'"),
         "Stream bad_mode__orders: mode 'sideways' is not supported on Delta tables; use one of "

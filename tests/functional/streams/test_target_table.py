@@ -24,6 +24,69 @@ select * from {{ stream(source('shop', 'customers')) }}
 """
 
 
+SMALL_FILES_MIRROR = """
+{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
+          unique_key='id', file_rows=10) }}
+select * from {{ stream(source('shop', 'customers')) }}
+"""
+
+UNCAPPED_MIRROR = SMALL_FILES_MIRROR.replace("file_rows=10", "file_rows=0")
+
+
+def key_ranges(project, table: str) -> list[tuple[int, int, int]]:
+    """(lowest id, highest id, rows) of each data file of the table, by lowest id."""
+    rows = project.run_sql(
+        f"select min(id), max(id), count(*) from {project.test_schema}.{table} "
+        "group by input_file_name() order by 1",
+        fetch="all",
+    )
+    return [tuple(row) for row in rows]
+
+
+class TestFileLayout(DeltaProject):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": SOURCES,
+            "small_files_mirror.sql": SMALL_FILES_MIRROR,
+            "uncapped_mirror.sql": UNCAPPED_MIRROR,
+        }
+
+    def test_file_rows_caps_files_in_key_order(self, project):
+        schema = project.test_schema
+        project.run_sql(f"create table {schema}.customers (id int, name string) using delta")
+        # ids arrive out of order, in one file
+        project.run_sql(
+            f"insert into {schema}.customers select /*+ REPARTITION(1) */ (id * 37) % 50, "
+            "concat('c', id) from range(50)"
+        )
+        run_dbt(["run"])
+
+        ranges = key_ranges(project, "small_files_mirror")
+        assert [count for _, _, count in ranges] == [10] * 5
+        assert [(low, high) for low, high, _ in ranges] == [
+            (0, 9),
+            (10, 19),
+            (20, 29),
+            (30, 39),
+            (40, 49),
+        ]
+        assert len(key_ranges(project, "uncapped_mirror")) < 5  # Spark's own file sizes
+
+        project.run_sql(f"update {schema}.customers set name = 'new' where id in (3, 5)")
+        run_dbt(["run"])
+        [merge] = project.run_sql(
+            f"describe history {schema}.small_files_mirror limit 1", fetch="all"
+        )
+        assert merge["operation"] == "MERGE"
+        assert merge["operationMetrics"]["numTargetDeletionVectorsAdded"] == "1"  # one file
+        rows = project.run_sql(
+            f"select id from {schema}.small_files_mirror where name = 'new' order by id",
+            fetch="all",
+        )
+        assert [row[0] for row in rows] == [3, 5]
+
+
 class TestTargetAndRegistry(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):

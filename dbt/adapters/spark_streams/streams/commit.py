@@ -79,24 +79,37 @@ def _set(key: str, value: str) -> str:
     return f"SET {quote(key)}={quote(value)}"
 
 
-def run_with_commit(run: RunSql, statement: str, commit: BuildCommit) -> list[Row]:
-    """Run the build's one write statement with the offsets attached; always reset the confs.
-
-    While set, the confs apply to every write in the session, and a second write with the
-    same (appId, version) pair is silently skipped, so they must not outlive the statement.
-    """
+def run_with_confs(run: RunSql, statement: str, confs: dict[str, str]) -> list[Row]:
+    """Run one statement with session confs set around it and only around it: a conf left
+    set would apply to every later statement of the session, other models' included."""
     try:
-        run(_set(USER_METADATA, commit.user_metadata()))
-        run(_set(TXN_APP_ID, app_id(commit.consumer)))
-        run(_set(TXN_VERSION, str(commit.txn_version)))
+        for key, value in confs.items():
+            run(_set(key, value))
         return run(statement)
+    finally:
+        for key in confs:
+            run(f"RESET {key}")
+
+
+def run_with_commit(
+    run: RunSql, statement: str, commit: BuildCommit, confs: dict[str, str] | None = None
+) -> list[Row]:
+    """Run the build's one write statement with the offsets attached (plus `confs`).
+
+    A second write with the same (appId, version) pair is silently skipped by Delta, which
+    makes a retried build a no-op; a write that lost to a concurrent one is a clear error.
+    """
+    commit_confs = {
+        USER_METADATA: commit.user_metadata(),
+        TXN_APP_ID: app_id(commit.consumer),
+        TXN_VERSION: str(commit.txn_version),
+    }
+    try:
+        return run_with_confs(run, statement, {**commit_confs, **(confs or {})})
     except Exception as exc:
         if any(marker in str(exc) for marker in CONFLICT_MARKERS):
             raise consumed_elsewhere(commit, str(exc)) from exc
         raise
-    finally:
-        for conf in (USER_METADATA, TXN_APP_ID, TXN_VERSION):
-            run(f"RESET {conf}")
 
 
 def stream_commits(run: RunSql, target: str) -> list[BuildCommit]:

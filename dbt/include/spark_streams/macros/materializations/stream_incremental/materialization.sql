@@ -7,7 +7,16 @@
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
   {%- set rebuild = existing is none or should_full_refresh() or not existing.is_delta -%}
-  {%- set output_columns = get_columns_in_query(sql) -%}
+  {%- set pending = rebuild or adapter.stream_changes_pending(model.unique_id) -%}
+  {%- if pending and not rebuild -%}
+    {#- The change set as a temporary view; its columns come from the view's description,
+        which costs less than a query for them. -#}
+    {%- set tmp_relation = make_temp_relation(this) -%}
+    {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, sql) }}{% endcall %}
+    {%- set output_columns = adapter.get_columns_in_relation(tmp_relation) | map(attribute='name') | list -%}
+  {%- else -%}
+    {%- set output_columns = get_columns_in_query(sql) -%}
+  {%- endif -%}
   {%- set columns = spark_streams__stream_target_columns(output_columns, strategy) -%}
 
   {{ run_hooks(pre_hooks) }}
@@ -17,17 +26,15 @@
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
     {%- set build_sql = spark_streams__stream_create_sql(target_relation, sql, strategy, columns) -%}
-  {%- elif not adapter.stream_changes_pending(model.unique_id) -%}
+  {%- elif not pending -%}
     {#- No source committed since the streams' offsets: nothing to consume, nothing to write. -#}
     {%- set build_sql = none -%}
   {%- else -%}
-    {%- set tmp_relation = make_temp_relation(this) -%}
-    {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, sql) }}{% endcall %}
     {%- set columns = spark_streams__stream_schema_changes(tmp_relation, existing, columns) -%}
     {%- set build_sql = spark_streams__stream_write_sql(strategy, tmp_relation, target_relation, columns) -%}
   {%- endif -%}
 
-  {%- set response = adapter.commit_stream_build(model.unique_id, target_relation, build_sql) -%}
+  {%- set response = adapter.commit_stream_build(model.unique_id, target_relation, build_sql, spark_streams__file_rows()) -%}
   {% do store_result('main', response=response) %}
 
   {{ run_hooks(post_hooks) }}
@@ -43,6 +50,11 @@
 -#}
 {% macro spark_streams__stream_schema_changes(tmp_relation, existing, columns) %}
   {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- set target_columns = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
+  {%- if on_schema_change == 'ignore' -%}
+    {#- Nothing to compare: the target keeps its columns. -#}
+    {{ return(columns | select('in', target_columns) | list) }}
+  {%- endif -%}
   {%- set kept_relation = make_temp_relation(this, '__dbt_kept') -%}
   {% call statement('stream_kept_columns') %}
     create or replace temporary view {{ kept_relation }} as
@@ -52,6 +64,5 @@
   {%- if on_schema_change in ['append_new_columns', 'sync_all_columns'] -%}
     {{ return(adapter.get_columns_in_relation(existing) | map(attribute='name') | select('in', columns) | list) }}
   {%- endif -%}
-  {%- set target_columns = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
   {{ return(columns | select('in', target_columns) | list) }}
 {% endmacro %}

@@ -70,7 +70,11 @@
 {%- endmacro %}
 
 
-{#- The first build (and --full-refresh): the target created from the stream's rows. -#}
+{#-
+  The first build (and --full-refresh): the target created from the stream's rows, in key
+  order when there is a key. With file_rows capping each file, every file then holds one key
+  range, and a later MERGE of changes that cluster by key rewrites only a few small files.
+-#}
 {% macro spark_streams__stream_create_sql(relation, sql, strategy, columns) -%}
   create or replace table {{ relation }}
   using delta
@@ -82,8 +86,22 @@
   as
   {%- if strategy == 'apply_changes' %}
   select {% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %}
-  from ({{ sql }}) where metadata_action = 'INSERT'
+  from (
+    {{ sql }}
+  ) where metadata_action = 'INSERT'
   {%- else %}
-  {{ sql }}
+  select * from (
+    {{ sql }}
+  )
   {%- endif %}
+  {{ spark_streams__key_order() }}
+{%- endmacro %}
+
+
+{% macro spark_streams__key_order() -%}
+  {%- set keys = config.get('unique_key') -%}
+  {%- set keys = [keys] if keys is string else (keys or []) -%}
+  {%- if keys and spark_streams__file_rows() > 0 -%}
+  order by {% for key in keys %}{{ adapter.quote(key) }}{{ ', ' if not loop.last }}{% endfor %}
+  {%- endif -%}
 {%- endmacro %}

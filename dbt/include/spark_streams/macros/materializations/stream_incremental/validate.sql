@@ -26,6 +26,7 @@
         "Model " ~ model.name ~ ": on_schema_change '" ~ on_schema_change ~ "' is not one of "
         ~ accepted | join(', ') ~ ".") }}
   {%- endif -%}
+  {% do spark_streams__file_rows() %}
   {%- for flag in ['keep_metadata_columns', 'auto_enable_change_tracking'] -%}
     {%- set value = config.get(flag) -%}
     {%- if value is not none and value is not boolean -%}
@@ -56,4 +57,16 @@
         ~ needed ~ " column in the model's output. Select it from the stream.") }}
   {%- endfor -%}
   {{ return(output_columns | reject('in', metadata) | list) }}
+{% endmacro %}
+
+
+{#- file_rows: the most rows a file of the target holds (0: as Spark writes them). -#}
+{% macro spark_streams__file_rows() %}
+  {%- set value = config.get('file_rows', 100000) -%}
+  {%- if value is not number or value is boolean or value < 0 or value != value | int -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": file_rows must be a whole number of rows (0 for no cap), "
+        ~ "not '" ~ value ~ "'.") }}
+  {%- endif -%}
+  {{ return(value | int) }}
 {% endmacro %}
