@@ -5,7 +5,11 @@ from dataclasses import replace
 import pytest
 from dbt.tests.util import get_connection, run_dbt
 
-from dbt.adapters.spark_streams.streams.registry import REGISTRY_COLUMNS, Registry
+from dbt.adapters.spark_streams.streams.registry import (
+    COMPACT_EVERY,
+    REGISTRY_COLUMNS,
+    Registry,
+)
 from tests.functional.adapter.delta import DeltaProject, sources_yml, table_properties
 
 SOURCES = sources_yml("shop", "customers")
@@ -159,6 +163,34 @@ class TestTargetAndRegistry(DeltaProject):
                 registry.compact()  # two appends, two files: compacted into one
             [detail] = project.run_sql(f"describe detail {schema}.dbt_streams_log", fetch="all")
             assert detail["numFiles"] == 1
+        finally:
+            project.run_sql(f"drop schema if exists {schema} cascade")
+
+    def test_every_16th_transaction_compacts_a_log_of_many_files(self, project):
+        schema = f"{project.test_schema}_busy"
+        log = f"{schema}.dbt_streams_log"
+
+        def files() -> int:
+            [detail] = project.run_sql(f"describe detail {log}", fetch="all")
+            return int(detail["numFiles"])
+
+        try:
+            with get_connection(project.adapter):
+                registry = Registry(project.adapter.run_rows, schema, compact_at_files=3)
+                registry.ensure()
+                project.run_sql(
+                    f"insert into {log} (name, offset_version, txn_version) "
+                    "values ('orders_stream', 1, 1)"
+                )
+                first = registry.get("orders_stream")
+                assert first is not None
+                for txn in range(2, COMPACT_EVERY):  # no compaction before the 16th
+                    registry.append([replace(first, offset_version=txn, txn_version=txn)])
+                assert files() == COMPACT_EVERY - 1
+                registry.append([replace(first, offset_version=99, txn_version=COMPACT_EVERY)])
+                assert files() == 1
+                newest = registry.get("orders_stream")
+                assert newest is not None and newest.offset_version == 99
         finally:
             project.run_sql(f"drop schema if exists {schema} cascade")
 
