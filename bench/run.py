@@ -19,6 +19,8 @@ from dbt.cli.main import dbtRunner
 from pyspark.sql import SparkSession
 
 from bench.report import write_report
+from dbt.adapters.spark_streams.stream_methods import write_confs
+from dbt.adapters.spark_streams.streams.commit import run_with_confs
 
 PROJECT = Path(__file__).resolve().parent / "project"
 SOURCE = "bench_raw.orders"
@@ -28,7 +30,6 @@ FLOOR = "bench.floor_target"
 # stream's own overhead and not a difference in table layout.
 FLOOR_PROPERTIES = "tblproperties ('delta.enableDeletionVectors' = 'true')"
 FILE_ROWS = 100_000
-MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 LOADED_AT = "timestamp'2026-01-01 00:00:00'"
 COLUMNS = "id, customer_id, status, amount, created_at, updated_at, note"
 ASSIGNMENTS = ", ".join(f"t.{c} = s.{c}" for c in COLUMNS.split(", "))
@@ -139,11 +140,7 @@ class Bench:
 
     def floor_write(self, statement: str) -> None:
         """A write to the floor's target, with files capped at FILE_ROWS rows as the stream's."""
-        self.sql(f"set {MAX_RECORDS_PER_FILE}={FILE_ROWS}")
-        try:
-            self.sql(statement)
-        finally:
-            self.sql(f"reset {MAX_RECORDS_PER_FILE}")
+        run_with_confs(self.sql, statement, write_confs(FILE_ROWS))
 
     def rows_wrong(self, targets: list[str]) -> list[int]:
         """Per target: rows in it but not in the source plus the reverse, as multisets.

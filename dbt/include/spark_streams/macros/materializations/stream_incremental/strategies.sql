@@ -10,10 +10,15 @@
 {% endmacro %}
 
 
-{% macro spark_streams__key_match(left, right) -%}
+{#- The model's unique_key as a list (empty without one). -#}
+{% macro spark_streams__unique_keys() -%}
   {%- set keys = config.get('unique_key') -%}
-  {%- set keys = [keys] if keys is string else keys -%}
-  {%- for key in keys -%}
+  {{ return([keys] if keys is string else (keys or [])) }}
+{%- endmacro %}
+
+
+{% macro spark_streams__key_match(left, right) -%}
+  {%- for key in spark_streams__unique_keys() -%}
     {{ left }}.{{ adapter.quote(key) }} <=> {{ right }}.{{ adapter.quote(key) }}{{ ' and ' if not loop.last }}
   {%- endfor -%}
 {%- endmacro %}
@@ -99,8 +104,7 @@
 
 
 {% macro spark_streams__key_order() -%}
-  {%- set keys = config.get('unique_key') -%}
-  {%- set keys = [keys] if keys is string else (keys or []) -%}
+  {%- set keys = spark_streams__unique_keys() -%}
   {%- if keys and spark_streams__file_rows() > 0 -%}
   order by {% for key in keys %}{{ adapter.quote(key) }}{{ ', ' if not loop.last }}{% endfor %}
   {%- endif -%}

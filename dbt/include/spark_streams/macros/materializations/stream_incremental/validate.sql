@@ -41,9 +41,7 @@
 {% macro spark_streams__stream_target_columns(output_columns, strategy) %}
   {%- set metadata = ['metadata_action', 'metadata_isupdate', 'metadata_row_id', 'metadata_commit_version', 'metadata_commit_timestamp'] -%}
   {%- set lowered = output_columns | map('lower') | list -%}
-  {%- set keys = config.get('unique_key') -%}
-  {%- set keys = [keys] if keys is string else (keys or []) -%}
-  {%- for key in keys if key | lower not in lowered -%}
+  {%- for key in spark_streams__unique_keys() if key | lower not in lowered -%}
     {{ exceptions.raise_compiler_error(
         "Model " ~ model.name ~ ": unique_key column '" ~ key ~ "' is not in the model's output ("
         ~ output_columns | join(', ') ~ "). Select it from the stream.") }}
