@@ -7,8 +7,8 @@
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
   {%- set rebuild = existing is none or should_full_refresh() or not existing.is_delta -%}
-  {%- set pending = rebuild or adapter.stream_changes_pending(model.unique_id) -%}
-  {%- if pending and not rebuild -%}
+  {%- set has_changes = not rebuild and adapter.stream_changes_pending(model.unique_id) -%}
+  {%- if has_changes -%}
     {#- The change set as a temporary view; its columns come from the view's description,
         which costs less than a query for them. -#}
     {%- set tmp_relation = make_temp_relation(this) -%}
@@ -26,7 +26,7 @@
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
     {%- set build_sql = spark_streams__stream_create_sql(target_relation, sql, strategy, columns) -%}
-  {%- elif not pending -%}
+  {%- elif not has_changes -%}
     {#- No source committed since the streams' offsets: nothing to consume, nothing to write. -#}
     {%- set build_sql = none -%}
   {%- else -%}
@@ -50,19 +50,17 @@
 -#}
 {% macro spark_streams__stream_schema_changes(tmp_relation, existing, columns) %}
   {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+  {%- if on_schema_change != 'ignore' -%}
+    {%- set kept_relation = make_temp_relation(this, '__dbt_kept') -%}
+    {% call statement('stream_kept_columns') %}
+      create or replace temporary view {{ kept_relation }} as
+      select {% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %} from {{ tmp_relation }}
+    {% endcall %}
+    {%- set schema_changes = process_schema_changes(on_schema_change, kept_relation, existing) -%}
+    {%- if on_schema_change in ['append_new_columns', 'sync_all_columns'] -%}
+      {{ return(adapter.get_columns_in_relation(existing) | map(attribute='name') | select('in', columns) | list) }}
+    {%- endif -%}
+  {%- endif -%}
   {%- set target_columns = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
-  {%- if on_schema_change == 'ignore' -%}
-    {#- Nothing to compare: the target keeps its columns. -#}
-    {{ return(columns | select('in', target_columns) | list) }}
-  {%- endif -%}
-  {%- set kept_relation = make_temp_relation(this, '__dbt_kept') -%}
-  {% call statement('stream_kept_columns') %}
-    create or replace temporary view {{ kept_relation }} as
-    select {% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %} from {{ tmp_relation }}
-  {% endcall %}
-  {%- set schema_changes = process_schema_changes(on_schema_change, kept_relation, existing) -%}
-  {%- if on_schema_change in ['append_new_columns', 'sync_all_columns'] -%}
-    {{ return(adapter.get_columns_in_relation(existing) | map(attribute='name') | select('in', columns) | list) }}
-  {%- endif -%}
   {{ return(columns | select('in', target_columns) | list) }}
 {% endmacro %}
