@@ -43,6 +43,7 @@ class StreamMethods(metaclass=AdapterMeta):
 
     connections: Any
     config: Any
+    connection_named: Callable[..., Any]
 
     def run_rows(self, sql: str) -> list[Row]:
         """Run one statement and return its rows as dicts (column name to value)."""
@@ -148,28 +149,6 @@ class StreamMethods(metaclass=AdapterMeta):
         for record in commit.records:
             build.registered[record.name] = record
 
-    def _roll_forward(self, build: StreamBuild, written: set[str]) -> None:
-        """Bring the registry up to the target's last commit where a crash left it behind,
-        for the committed streams this build did not record anew. It runs after the build's
-        commit, so a failure here is a warning: the next build tries again."""
-        registry = self._registry()
-        try:
-            behind = [
-                record
-                for record in build.committed
-                if record.name not in written and _is_behind(registry.get(record.name), record)
-            ]
-            if behind:
-                registry.append(behind)
-        except Exception as exc:
-            logger.warning(f"Stream registry not rolled forward ({exc}); the next build retries.")
-            return
-        if behind:
-            logger.info(
-                f"Streams {', '.join(r.name for r in behind)}: registry rolled forward to the "
-                f"offsets committed with {build.target} (transaction {build.last_txn_version})"
-            )
-
     @available
     def stream_changes_pending(self, node_id: str) -> bool:
         """Whether the model's build has anything to write. When no source committed since
@@ -191,7 +170,7 @@ class StreamMethods(metaclass=AdapterMeta):
         build = self._builds().pop((get_invocation_id(), node_id), None)
         if statement is None:
             if build is not None:
-                self._roll_forward(build, written=set())
+                self._registry().queue_if_behind(build.committed)
             return AdapterResponse(_message="OK, no pending changes")
         if build is None or not build.reads:
             run_with_confs(self.run_rows, statement, confs)
@@ -211,25 +190,41 @@ class StreamMethods(metaclass=AdapterMeta):
             # target's history decides.
             verify_landed(self.run_rows, build.target, commit)
         crash_point("after_commit")
-        self._record_offsets(list(stamped))
-        self._roll_forward(build, written={record.name for record in stamped})
+        self._registry().queue(stamped)
+        self._registry().queue_if_behind(build.committed)
         names = ", ".join(record.name for record in stamped)
         return AdapterResponse(_message=f"OK, consumed {names}")
 
-    def _record_offsets(self, records: list[StreamRecord]) -> None:
-        """Registry update after the commit; a failure here is repaired by the next build."""
+    def cleanup_connections(self) -> None:
+        """dbt closes its connections at the end of every invocation: the registry is
+        written then, once for all the invocation's builds."""
+        try:
+            self.flush_stream_registry()
+        finally:
+            super().cleanup_connections()  # type: ignore[misc]
+
+    def flush_stream_registry(self) -> None:
+        """Append the offsets this invocation's builds committed to the registry, in one
+        commit. A failure is a warning: the offsets are committed with the targets, and each
+        model's next build rolls the registry forward from there."""
+        registry = getattr(self, "_stream_registry", None)
+        if registry is None or not registry.has_queued():
+            return
         for attempt in range(1, REGISTRY_RETRIES + 1):
             try:
-                self._registry().append(records)
-                return
+                with self.connection_named("stream_registry"):
+                    recorded = registry.flush()
+                break
             except Exception as exc:
                 if attempt == REGISTRY_RETRIES:
                     logger.warning(
-                        f"Stream offsets are committed with the target, but the registry update "
-                        f"failed ({exc}); the next build of the model rolls it forward."
+                        f"Stream offsets are committed with their targets, but the registry "
+                        f"update failed ({exc}); each model's next build rolls it forward."
                     )
                     return
                 time.sleep(attempt)
+        names = ", ".join(sorted(record.name for record in recorded))
+        logger.debug(f"Stream registry: recorded the offsets of {names or 'no stream'}")
 
     @available
     def stream_records(self) -> list[dict[str, Any]]:
@@ -249,10 +244,6 @@ def _log_warnings(build: StreamBuild) -> None:
     for warning in build.warnings:
         logger.warning(warning)
     build.warnings.clear()
-
-
-def _is_behind(current: StreamRecord | None, committed: StreamRecord) -> bool:
-    return current is None or current.txn_version < committed.txn_version
 
 
 def _start_point(options: dict[str, Any]) -> dict | None:

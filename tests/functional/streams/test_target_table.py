@@ -126,6 +126,9 @@ class TestTargetAndRegistry(DeltaProject):
             # the first build read up to 1 or 2 (whichever consumer turned the feed on first)
             assert [txn for txn, _ in moves] == [1, 2]
             assert moves[0][1] in (1, 2) and moves[1][1] == 4
+        writes = project.run_sql(f"describe history {schema}.dbt_streams_log", fetch="all")
+        # one append per dbt run, for both consumers
+        assert [row["operation"] for row in writes].count("WRITE") == 2
         latest = project.run_sql(
             f"select name, offset_version from {schema}.dbt_streams order by name", fetch="all"
         )

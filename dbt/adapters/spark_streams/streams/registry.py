@@ -9,9 +9,15 @@ write, where an upsert (MERGE) costs several Spark jobs after every build. The l
 the history of every stream's offsets. Every COMPACT_EVERY-th transaction of a stream checks
 the log's file count and compacts it once it holds many small files; Delta's auto compaction
 would rewrite it after every append, and a check on every build would cost as much again.
+
+Builds queue their streams' new state and the registry appends it once per dbt invocation
+(`flush`, when dbt closes its connections): a run of many stream models makes one small
+commit, not one per model. Reads in the same run see what is queued.
 """
 
 import json
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 
@@ -84,6 +90,9 @@ class Registry:
         self.table = quote_path(schema, REGISTRY_TABLE)
         self.log = quote_path(schema, REGISTRY_LOG)
         self._ensured = False
+        self._lock = threading.Lock()
+        self._new: dict[str, StreamRecord] = {}
+        self._maybe_behind: dict[str, StreamRecord] = {}
 
     def ensure(self) -> None:
         """Create the log and its view on first use."""
@@ -124,13 +133,69 @@ class Registry:
         )
 
     def get(self, name: str) -> StreamRecord | None:
-        """The stream called `name`, or None if it was never created."""
+        """The stream called `name` (its queued state first), or None if it was never created."""
+        with self._lock:
+            queued = self._new.get(name)
+        if queued is not None:
+            return queued
         self.ensure()
         found = self.run(
             f"select * from {self.log} where name = {string_literal(name)} "
             f"order by {NEWEST_FIRST} limit 1"
         )
         return StreamRecord.from_row(found[0]) if found else None
+
+    def queue(self, records: Iterable[StreamRecord]) -> None:
+        """Hold streams' new state, just committed with their consumer, for the next flush."""
+        with self._lock:
+            _keep_newest(self._new, records)
+
+    def queue_if_behind(self, records: Iterable[StreamRecord]) -> None:
+        """Hold committed state the registry may lack (a crash after the commit); the flush
+        appends it only where the log is behind."""
+        with self._lock:
+            _keep_newest(self._maybe_behind, records)
+
+    def has_queued(self) -> bool:
+        with self._lock:
+            return bool(self._new or self._maybe_behind)
+
+    def flush(self) -> list[StreamRecord]:
+        """Append what is queued, in one commit; returns what it appended.
+
+        Nothing is dropped on failure: the queue is kept for a retry, and the offsets that
+        count are in the consumers' targets anyway.
+        """
+        with self._lock:
+            new, maybe_behind = dict(self._new), dict(self._maybe_behind)
+        candidates = [
+            record
+            for name, record in maybe_behind.items()
+            if name not in new or new[name].txn_version < record.txn_version
+        ]
+        records = list(new.values()) + self._behind(candidates)
+        self.append(records)
+        with self._lock:
+            for name in new:
+                if self._new.get(name) is new[name]:
+                    del self._new[name]
+            for name in maybe_behind:
+                if self._maybe_behind.get(name) is maybe_behind[name]:
+                    del self._maybe_behind[name]
+        return records
+
+    def _behind(self, records: list[StreamRecord]) -> list[StreamRecord]:
+        """The records newer than the log's newest row for their stream, in one read."""
+        if not records:
+            return []
+        self.ensure()
+        names = ", ".join(string_literal(record.name) for record in records)
+        stored = self.run(
+            f"select name, max(txn_version) as txn_version from {self.log} "
+            f"where name in ({names}) group by name"
+        )
+        newest = {row["name"]: row["txn_version"] for row in stored}
+        return [r for r in records if (newest.get(r.name) or -1) < r.txn_version]
 
     def all(self) -> list[StreamRecord]:
         """Every stream, by name."""
@@ -146,3 +211,10 @@ class Registry:
         self.run(f"insert into {self.log} values {values}")
         if any(record.txn_version % COMPACT_EVERY == 0 for record in records):
             self.compact()
+
+
+def _keep_newest(queue: dict[str, StreamRecord], records: Iterable[StreamRecord]) -> None:
+    for record in records:
+        current = queue.get(record.name)
+        if current is None or current.txn_version <= record.txn_version:
+            queue[record.name] = record
