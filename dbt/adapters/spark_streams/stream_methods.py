@@ -213,7 +213,7 @@ class StreamMethods(metaclass=AdapterMeta):
         for attempt in range(1, REGISTRY_RETRIES + 1):
             try:
                 with self.connection_named("stream_registry"):
-                    recorded = registry.flush()
+                    recorded, rolled_forward = registry.flush()
                 break
             except Exception as exc:
                 if attempt == REGISTRY_RETRIES:
@@ -223,8 +223,12 @@ class StreamMethods(metaclass=AdapterMeta):
                     )
                     return
                 time.sleep(attempt)
-        names = ", ".join(sorted(record.name for record in recorded))
-        logger.debug(f"Stream registry: recorded the offsets of {names or 'no stream'}")
+        logger.debug(f"Stream registry: recorded {_names(recorded)}")
+        if rolled_forward:
+            logger.info(
+                f"Streams {_names(rolled_forward)}: registry rolled forward to the offsets "
+                "committed with their consumers' targets"
+            )
 
     @available
     def stream_records(self) -> list[dict[str, Any]]:
@@ -244,6 +248,10 @@ def _log_warnings(build: StreamBuild) -> None:
     for warning in build.warnings:
         logger.warning(warning)
     build.warnings.clear()
+
+
+def _names(records: list[StreamRecord]) -> str:
+    return ", ".join(sorted(record.name for record in records)) or "no stream"
 
 
 def _start_point(options: dict[str, Any]) -> dict | None:

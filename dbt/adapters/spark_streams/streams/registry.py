@@ -160,12 +160,10 @@ class Registry:
         with self._lock:
             return bool(self._new or self._maybe_behind)
 
-    def flush(self) -> list[StreamRecord]:
-        """Append what is queued, in one commit; returns what it appended.
-
-        Nothing is dropped on failure: the queue is kept for a retry, and the offsets that
-        count are in the consumers' targets anyway.
-        """
+    def flush(self) -> tuple[list[StreamRecord], list[StreamRecord]]:
+        """Append what is queued, in one commit: returns the new records and the rolled-
+        forward ones. On failure the queue is kept for a retry; the offsets that count are in
+        the consumers' targets anyway."""
         with self._lock:
             new, maybe_behind = dict(self._new), dict(self._maybe_behind)
         candidates = [
@@ -173,16 +171,13 @@ class Registry:
             for name, record in maybe_behind.items()
             if name not in new or new[name].txn_version < record.txn_version
         ]
-        records = list(new.values()) + self._behind(candidates)
-        self.append(records)
+        behind = self._behind(candidates)
+        self._insert([*new.values(), *behind])
         with self._lock:
-            for name in new:
-                if self._new.get(name) is new[name]:
-                    del self._new[name]
-            for name in maybe_behind:
-                if self._maybe_behind.get(name) is maybe_behind[name]:
-                    del self._maybe_behind[name]
-        return records
+            _drop_flushed(self._new, new)
+            _drop_flushed(self._maybe_behind, maybe_behind)
+        self._compact_if_due([*new.values(), *behind])
+        return list(new.values()), behind
 
     def _behind(self, records: list[StreamRecord]) -> list[StreamRecord]:
         """The records newer than the log's newest row for their stream, in one read."""
@@ -204,11 +199,17 @@ class Registry:
 
     def append(self, records: list[StreamRecord]) -> None:
         """Record the streams' new state, all in one commit."""
+        self._insert(records)
+        self._compact_if_due(records)
+
+    def _insert(self, records: list[StreamRecord]) -> None:
         if not records:
             return
         self.ensure()
         values = ", ".join(f"({record.sql_literals()}, now())" for record in records)
         self.run(f"insert into {self.log} values {values}")
+
+    def _compact_if_due(self, records: list[StreamRecord]) -> None:
         if any(record.txn_version % COMPACT_EVERY == 0 for record in records):
             self.compact()
 
@@ -218,3 +219,10 @@ def _keep_newest(queue: dict[str, StreamRecord], records: Iterable[StreamRecord]
         current = queue.get(record.name)
         if current is None or current.txn_version <= record.txn_version:
             queue[record.name] = record
+
+
+def _drop_flushed(queue: dict[str, StreamRecord], flushed: dict[str, StreamRecord]) -> None:
+    """Remove what a flush wrote, but not what a build queued for a stream meanwhile."""
+    for name, record in flushed.items():
+        if queue.get(name) is record:
+            del queue[name]
