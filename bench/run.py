@@ -177,7 +177,7 @@ class Bench:
         return [int(value) for value in row]
 
     def measure(self, n: int, d: int) -> list[Result]:
-        timed = {}
+        timed, registry = {}, 0.0
         for method, model in DBT_METHODS.items():
             timed[method] = self.dbt("run", "--select", model)
             if method == "stream":
