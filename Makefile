@@ -35,7 +35,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy dbt/adapters
+	$(BIN)/mypy dbt/adapters bench
 
 unit: install
 	$(BIN)/pytest tests/unit

@@ -77,7 +77,7 @@ class Bench:
             flush(adapter)
             self.registry_seconds += time.perf_counter() - began
 
-        SparkStreamsAdapter.flush_stream_registry = timed_flush  # type: ignore[method-assign]
+        SparkStreamsAdapter.flush_stream_registry = timed_flush  # type: ignore[method-assign, assignment]
 
     def dbt(self, *args: str) -> float:
         """Run dbt in this process; the build's own execution time, in seconds."""

@@ -159,7 +159,7 @@ class StreamMethods(metaclass=AdapterMeta):
 
     @available
     def commit_stream_build(
-        self, node_id: str, target: BaseRelation, statement: str | None, file_rows: int = 0
+        self, node_id: str, statement: str | None, file_rows: int = 0
     ) -> AdapterResponse:
         """Run the build's one write with the streams' new offsets in the same Delta commit.
 

@@ -34,7 +34,7 @@
     {%- set build_sql = spark_streams__stream_write_sql(strategy, tmp_relation, target_relation, columns) -%}
   {%- endif -%}
 
-  {%- set response = adapter.commit_stream_build(model.unique_id, target_relation, build_sql, spark_streams__file_rows()) -%}
+  {%- set response = adapter.commit_stream_build(model.unique_id, build_sql, spark_streams__file_rows()) -%}
   {% do store_result('main', response=response) %}
 
   {{ run_hooks(post_hooks) }}
