@@ -103,6 +103,12 @@ def target_rows(table: dict) -> list[str]:
             1.0,
             strict=True,
         ),
+        _verdict(
+            "(floor / watermark merge)",
+            [c["floor"][0] / c["watermark_merge"][0] for _, _, c in rounds],
+            1.0,
+            strict=True,
+        ),
         f"| stream rows_wrong = 0 | worst {stream_wrong} | {'no' if stream_wrong else 'met'} |",
     ]
 
