@@ -1,0 +1,122 @@
+"""Streams over Spark Connect (`method: connect`): the same builds, against a real server.
+
+The test starts a Spark Connect server with Delta (pyspark ships the server; the Delta jars
+come the way the embedded session gets them), points the crash project at it and builds it
+round after round as separate dbt processes: the data tests assert the mirror equals its
+source and the audit holds every order once, and the registry must show each stream's offset
+at its source's newest version.
+"""
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyspark
+import pytest
+from pyspark.sql import SparkSession
+
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.embedded_session import DELTA_CATALOG, DELTA_EXTENSION, jar_confs
+from tests.conftest import session_target
+from tests.integration.dbt_process import run_dbt_process
+from tests.integration.test_concurrency import free_port
+
+PROJECT = Path(__file__).resolve().parent / "crash_project"
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+STARTUP_SECONDS = 300
+
+
+def server_command(home: Path, port: int) -> list[str]:
+    """spark-submit of pyspark's own Spark Connect server, with Delta as a user would run it."""
+    profile = {k: v for k, v in session_target(home).items() if k not in ("type", "threads")}
+    creds = SparkStreamsCredentials.from_dict({"schema": "default", **profile})
+    confs = {
+        **jar_confs(creds),
+        "spark.sql.extensions": DELTA_EXTENSION,
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.sql.shuffle.partitions": "1",
+        "spark.databricks.delta.snapshotPartitions": "1",
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.ui.enabled": "false",
+    }
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    options = [item for key, value in confs.items() for item in ("--conf", f"{key}={value}")]
+    return [str(submit), "--master", "local[2]", "--driver-memory", "1g", "--class",
+            SERVER_CLASS, *options, "spark-internal"]  # fmt: skip
+
+
+def wait_for_port(server: subprocess.Popen, port: int, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"the Spark Connect server exited:\n{log.read_text()[-4000:]}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("localhost", port)) == 0:
+                return
+        time.sleep(1)
+    raise AssertionError(f"no Spark Connect server on port {port}:\n{log.read_text()[-4000:]}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    home, port = tmp_path_factory.mktemp("connect-server"), free_port()
+    log = home / "server.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            server_command(home, port), cwd=home, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        wait_for_port(process, port, log)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, server: int) -> Path:
+    root = tmp_path_factory.mktemp("connect") / "crash_project"
+    shutil.copytree(PROJECT, root)
+    (root / "profiles.yml").write_text(
+        "crash:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
+        f"      method: connect\n      host: sc://localhost:{server}\n"
+        "      schema: crash\n      threads: 1\n"
+    )
+    return root
+
+
+def newest_versions(port: int) -> dict[str, tuple[int, int]]:
+    """Per stream in the registry: (its offset, its source's newest version)."""
+    spark = SparkSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    try:
+        streams = spark.sql("select name, source_table, offset_version from crash.dbt_streams")
+        return {
+            row["name"]: (
+                row["offset_version"],
+                spark.sql(f"describe history {row['source_table']} limit 1").first()["version"],
+            )
+            for row in streams.collect()
+        }
+    finally:
+        spark.stop()
+
+
+def test_builds_over_spark_connect(server: int, project: Path) -> None:
+    for round_ in range(3):
+        built = run_dbt_process(project, "build", "--vars", f"{{round: {round_}}}")
+        assert built.returncode == 0, built.stdout + built.stderr
+        assert "PASS mirror_equals_source" in built.stdout
+        assert "PASS audit_has_each_order_once" in built.stdout
+        assert "consumed" in built.stdout
+
+    offsets = newest_versions(server)
+    assert set(offsets) == {"customers_mirror__customers", "orders_audit__orders"}, offsets
+    assert all(offset == newest for offset, newest in offsets.values()), offsets
+
+    again = run_dbt_process(project, "run")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.count("no pending changes") == 2, again.stdout
