@@ -9,7 +9,6 @@ audit holds every order exactly once.
 
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,18 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.integration.dbt_process import dbt_command, run_dbt_process
+from tests.integration.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parent / "crash_project"
 SERVER = REPO / "scripts" / "metastore-server.sh"
 DRIVER = REPO / ".jars" / "derby-server" / "derbyclient-10.16.1.1.jar"
 ROUNDS = int(os.environ.get("CONCURRENCY_ROUNDS", "1"))  # `make fuzz` runs more
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("localhost", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

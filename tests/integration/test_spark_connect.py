@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.embedded_session import DELTA_CATALOG, DELTA_EXTENSION, jar_confs
 from tests.conftest import session_target
 from tests.integration.dbt_process import run_dbt_process
-from tests.integration.test_concurrency import free_port
+from tests.integration.ports import free_port
 
 PROJECT = Path(__file__).resolve().parent / "crash_project"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -90,8 +90,12 @@ def project(tmp_path_factory: pytest.TempPathFactory, server: int) -> Path:
 
 
 def newest_versions(port: int) -> dict[str, tuple[int, int]]:
-    """Per stream in the registry: (its offset, its source's newest version)."""
-    spark = SparkSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    """Per stream in the registry: (its offset, its source's newest version).
+
+    Spark Connect's own builder: pyspark's common one refuses a remote session in a process
+    that already runs an embedded one, as `make test`'s process does.
+    """
+    spark = ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
     try:
         streams = spark.sql("select name, source_table, offset_version from crash.dbt_streams")
         return {
