@@ -43,12 +43,16 @@ def dbt_profile_target(spark_home: Path) -> dict:
     return session_target(spark_home)
 
 
+def session_credentials(spark_home: Path) -> SparkStreamsCredentials:
+    """The credentials dbt would parse from `session_target`, for code that starts Spark."""
+    profile = {k: v for k, v in session_target(spark_home).items() if k not in ("type", "threads")}
+    return SparkStreamsCredentials.from_dict({"schema": "default", **profile})
+
+
 @pytest.fixture(scope="session")
 def spark(spark_home: Path) -> SparkSession:
     """The process's embedded session, for tests that drive Spark SQL directly."""
-    profile = {k: v for k, v in session_target(spark_home).items() if k not in ("type", "threads")}
-    creds = SparkStreamsCredentials.from_dict({"schema": "default", **profile})
-    return start_embedded_session(creds)
+    return start_embedded_session(session_credentials(spark_home))
 
 
 @pytest.fixture(scope="class")

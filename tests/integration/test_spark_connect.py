@@ -18,9 +18,8 @@ import pyspark
 import pytest
 from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.embedded_session import DELTA_CATALOG, DELTA_EXTENSION, jar_confs
-from tests.conftest import session_target
+from tests.conftest import session_credentials
 from tests.integration.dbt_process import run_dbt_process
 from tests.integration.ports import free_port
 
@@ -31,10 +30,8 @@ STARTUP_SECONDS = 300
 
 def server_command(home: Path, port: int) -> list[str]:
     """spark-submit of pyspark's own Spark Connect server, with Delta as a user would run it."""
-    profile = {k: v for k, v in session_target(home).items() if k not in ("type", "threads")}
-    creds = SparkStreamsCredentials.from_dict({"schema": "default", **profile})
     confs = {
-        **jar_confs(creds),
+        **jar_confs(session_credentials(home)),
         "spark.sql.extensions": DELTA_EXTENSION,
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         "spark.sql.warehouse.dir": str(home / "warehouse"),
