@@ -1,4 +1,12 @@
-"""Connection manager: dbt-spark's, opening the adapter's own session for local methods."""
+"""Connection manager: dbt-spark's, opening an isolated Spark session per dbt connection.
+
+dbt runs every thread's nodes on that thread's own connection. A Spark session's SQL confs and
+temporary views are session-wide, and a stream build sets confs around its write (the offsets
+in `userMetadata`, Delta's idempotency pair): on one shared session, another thread's write
+would run under them. So each connection gets a session of its own, on the process's one
+Spark (embedded: `newSession()`, which shares the context, catalog and cache; Spark Connect: a
+new server session), and what one build sets is never seen by another's statements.
+"""
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.spark.connections import SparkConnectionManager
@@ -13,15 +21,31 @@ from dbt.adapters.spark_streams.credentials import (
 from dbt.adapters.spark_streams.session_cursor import BoundConnection
 
 
-def spark_session_for(creds: SparkStreamsCredentials) -> SparkSession:
-    """The session a `session` or `connect` profile runs on, started on first use."""
-    if creds.method == StreamsConnectionMethod.CONNECT:
-        from dbt.adapters.spark_streams.remote_session import connect_session
+def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool]:
+    """A session of its own for one dbt connection, and whether closing it must release it.
 
-        return connect_session(creds)
+    Embedded: a child of the process's session (its own SQL conf and temporary views, the
+    shared context, catalog and cache), which needs no release. Spark Connect: a new session
+    on the server, released when the connection closes.
+    """
+    if creds.method == StreamsConnectionMethod.CONNECT:
+        from dbt.adapters.spark_streams.remote_session import new_connect_session
+
+        return new_connect_session(creds), True
     from dbt.adapters.spark_streams.embedded_session import start_embedded_session
 
-    return start_embedded_session(creds)
+    return start_embedded_session(creds).newSession(), False
+
+
+class StreamsConnectionWrapper(SessionConnectionWrapper):
+    """dbt-spark's session wrapper; closing it also releases a Spark Connect session."""
+
+    handle: BoundConnection
+
+    def close(self) -> None:
+        """Close the cursor, then release the connection's own session where it has one."""
+        super().close()
+        self.handle.release()
 
 
 class SparkStreamsConnectionManager(SparkConnectionManager):
@@ -31,13 +55,14 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
-        """Bind the connection to the adapter's session (built once per process)."""
+        """Bind the connection to a Spark session of its own (see the module docstring)."""
         creds = connection.credentials
         if creds.method not in LOCAL_METHODS:
             return super().open(connection)
         if connection.state == ConnectionState.OPEN:
             return connection
-        session = spark_session_for(creds)
-        connection.handle = SessionConnectionWrapper(BoundConnection(session))
+        session, release_on_close = isolated_session(creds)
+        bound = BoundConnection(session, release_on_close)
+        connection.handle = StreamsConnectionWrapper(bound)
         connection.state = ConnectionState.OPEN
         return connection

@@ -6,13 +6,14 @@ from pyspark.sql import SparkSession
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 
 
-def connect_session(creds: SparkStreamsCredentials) -> SparkSession:
-    """A Spark Connect session to `host` (sc://...); the server owns catalog and jars."""
+def new_connect_session(creds: SparkStreamsCredentials) -> SparkSession:
+    """A new Spark Connect session on `host` (sc://...), with its own confs and temporary
+    views on the server; the server owns catalog and jars."""
     builder = SparkSession.builder.remote(str(creds.host))
     for key, value in creds.server_side_parameters.items():
         builder = builder.config(key, value)
     try:
-        return builder.getOrCreate()
+        return builder.create()
     except Exception as exc:
         raise FailedToConnectError(
             f"Could not reach the Spark Connect server at {creds.host}: {exc}. "

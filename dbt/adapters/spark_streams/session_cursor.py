@@ -33,10 +33,16 @@ class BoundCursor(Cursor):
 class BoundConnection(Connection):
     """dbt-spark's session connection handing out cursors bound to one session."""
 
-    def __init__(self, session: SparkSession) -> None:
+    def __init__(self, session: SparkSession, release_on_close: bool = False) -> None:
         super().__init__()
         self.session = session
+        self.release_on_close = release_on_close
 
     def cursor(self) -> BoundCursor:
         """A fresh cursor on the bound session."""
         return BoundCursor(self.session)
+
+    def release(self) -> None:
+        """Give back a session opened for this connection alone (a Spark Connect one)."""
+        if self.release_on_close:
+            self.session.stop()

@@ -4,6 +4,7 @@ Each model build gets a StreamBuild (keyed by invocation and model), so pins and
 exactly as long as the build that took them.
 """
 
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -45,6 +46,14 @@ class StreamMethods(metaclass=AdapterMeta):
     config: Any
     connection_named: Callable[..., Any]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The stream state every dbt thread shares, made before any thread starts."""
+        super().__init__(*args, **kwargs)
+        self._stream_registry: Registry | None = None
+        self._stream_builds: dict[tuple[str, str], StreamBuild] = {}
+        self._declared_streams: dict[tuple[str, str], list[str]] = {}
+        self._stream_state_lock = threading.Lock()
+
     def run_rows(self, sql: str) -> list[Row]:
         """Run one statement and return its rows as dicts (column name to value)."""
         _, cursor = self.connections.add_query(sql, auto_begin=False)
@@ -54,14 +63,13 @@ class StreamMethods(metaclass=AdapterMeta):
 
     def _registry(self) -> Registry:
         """One Registry per adapter, so its table is created-if-missing once, not per read."""
-        if getattr(self, "_stream_registry", None) is None:
-            self._stream_registry = Registry(self.run_rows, self.config.credentials.schema)
-        return self._stream_registry
+        with self._stream_state_lock:
+            if self._stream_registry is None:
+                self._stream_registry = Registry(self.run_rows, self.config.credentials.schema)
+            return self._stream_registry
 
     def _builds(self) -> dict[tuple[str, str], StreamBuild]:
-        """The builds under way, keyed by (invocation, model)."""
-        if getattr(self, "_stream_builds", None) is None:
-            self._stream_builds: dict[tuple[str, str], StreamBuild] = {}
+        """The builds under way, keyed by (invocation, model): each thread has its own keys."""
         return self._stream_builds
 
     def _build(self, node_id: str, make: Callable[[], StreamBuild]) -> StreamBuild:
@@ -79,12 +87,11 @@ class StreamMethods(metaclass=AdapterMeta):
         dbt clobbers a custom config key on each config() call, so every call carries the
         whole list of the model's names.
         """
-        if getattr(self, "_declared_streams", None) is None:
-            self._declared_streams: dict[tuple[str, str], list[str]] = {}
-        names = self._declared_streams.setdefault((get_invocation_id(), node_id), [])
-        if name not in names:
-            names.append(name)
-        return list(names)
+        with self._stream_state_lock:
+            names = self._declared_streams.setdefault((get_invocation_id(), node_id), [])
+            if name not in names:
+                names.append(name)
+            return list(names)
 
     @available
     def stream_sql(
@@ -207,7 +214,7 @@ class StreamMethods(metaclass=AdapterMeta):
         """Append the offsets this invocation's builds committed to the registry, in one
         commit. A failure is a warning: the offsets are committed with the targets, and each
         model's next build rolls the registry forward from there."""
-        registry = getattr(self, "_stream_registry", None)
+        registry = self._stream_registry
         if registry is None or not registry.has_queued():
             return
         for attempt in range(1, REGISTRY_RETRIES + 1):

@@ -40,6 +40,14 @@ def create_orders_without_change_data_feed(project: Any) -> None:
     )
 
 
+def run_in_one_session(project: Any, *statements: str) -> list[Any]:
+    """Statements on one dbt connection, and so on one Spark session: a conf SET by one of
+    them applies to the next. (Each `project.run_sql` opens a connection, and with it a Spark
+    session, of its own.)"""
+    with project.adapter.connection_named("__test_session"):
+        return [project.adapter.execute(sql, fetch=True)[1] for sql in statements]
+
+
 class DeltaProject:
     """Base for test classes whose project builds models, seeds and snapshots on Delta."""
 

@@ -3,7 +3,7 @@
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.adapter.delta import DeltaProject, run_in_one_session, sources_yml
 
 SOURCES = sources_yml("shop", "orders")
 
@@ -69,9 +69,6 @@ class TestFailedBuildMovesNothing(MirrorProject):
         assert state(project, "orders_mirror") == [(1, "placed"), (2, "placed"), (3, "placed")]
         assert stream_offset(project) == offset
         assert versions(project, "orders_mirror") == target_versions
-        for conf in ("txnAppId", "txnVersion"):
-            [(_, value)] = project.run_sql(f"set spark.databricks.delta.write.{conf}", fetch="all")
-            assert value == "<undefined>"
 
         run_dbt(["run"])
         assert state(project, "orders_mirror") == state(project, "orders")
@@ -120,18 +117,12 @@ class TestWriteSkippedByDelta(MirrorProject):
         offset, target_versions = stream_offset(project), versions(project, "orders_mirror")
 
         # another run commits transaction 2 of this consumer first (an empty write here)
-        project.run_sql(
-            "set spark.databricks.delta.write.txnAppId=dbt_spark_streams:model.test.orders_mirror"
+        run_in_one_session(
+            project,
+            "set spark.databricks.delta.write.txnAppId=dbt_spark_streams:model.test.orders_mirror",
+            "set spark.databricks.delta.write.txnVersion=2",
+            f"insert into {schema}.orders_mirror select * from {schema}.orders_mirror where false",
         )
-        project.run_sql("set spark.databricks.delta.write.txnVersion=2")
-        try:
-            project.run_sql(
-                f"insert into {schema}.orders_mirror "
-                f"select * from {schema}.orders_mirror where false"
-            )
-        finally:
-            project.run_sql("reset spark.databricks.delta.write.txnAppId")
-            project.run_sql("reset spark.databricks.delta.write.txnVersion")
         project.run_sql(f"update {schema}.orders set status = 'shipped' where id = 1")
 
         results = run_dbt(["run"], expect_pass=False)

@@ -8,7 +8,7 @@ import time
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.adapter.delta import DeltaProject, run_in_one_session
 
 CASES = ("short", "feed", "recreated", "replaced", "renamed", "soon", "extended")
 
@@ -59,12 +59,11 @@ def create_source(project, case: str, how: str = "create table") -> None:
 
 
 def vacuum_everything(project, table: str) -> None:
-    check = "spark.databricks.delta.retentionDurationCheck.enabled"
-    project.run_sql(f"set {check} = false")
-    try:
-        project.run_sql(f"vacuum {project.test_schema}.{table} retain 0 hours")
-    finally:
-        project.run_sql(f"reset {check}")
+    run_in_one_session(
+        project,
+        "set spark.databricks.delta.retentionDurationCheck.enabled = false",
+        f"vacuum {project.test_schema}.{table} retain 0 hours",
+    )
 
 
 class TestStaleness(DeltaProject):

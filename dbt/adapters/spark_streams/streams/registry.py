@@ -16,7 +16,9 @@ commit, not one per model. Reads in the same run see what is queued.
 """
 
 import json
+import random
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -36,6 +38,7 @@ REGISTRY_COLUMNS = """
 NEWEST_FIRST = "txn_version desc, recorded_at desc"
 COMPACT_AT_FILES = 64
 COMPACT_EVERY = 16
+ENSURE_ATTEMPTS = 4
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,32 @@ class Registry:
         self.table = quote_path(schema, REGISTRY_TABLE)
         self.log = quote_path(schema, REGISTRY_LOG)
         self._ensured = False
+        self._ensure_lock = threading.Lock()
         self._lock = threading.Lock()
         self._new: dict[str, StreamRecord] = {}
         self._maybe_behind: dict[str, StreamRecord] = {}
 
     def ensure(self) -> None:
-        """Create the log and its view on first use."""
-        if self._ensured:
-            return
+        """Create the log and its view on first use, once per process.
+
+        Threads wait for one another here. Other processes may create the same objects at the
+        same moment: the loser's CREATE ... IF NOT EXISTS can still fail (the metastore or
+        Delta saw the other one commit first), and a retry then finds them in place.
+        """
+        with self._ensure_lock:
+            if self._ensured:
+                return
+            for attempt in range(1, ENSURE_ATTEMPTS + 1):
+                try:
+                    self._create_objects()
+                    break
+                except Exception:
+                    if attempt == ENSURE_ATTEMPTS:
+                        raise
+                    time.sleep(attempt * random.uniform(0.5, 1.5))
+            self._ensured = True
+
+    def _create_objects(self) -> None:
         self.run(f"create schema if not exists {quote_path(self.schema)}")
         self.run(
             f"create table if not exists {self.log} ({REGISTRY_COLUMNS}, recorded_at timestamp) "
@@ -105,7 +126,6 @@ class Registry:
         )
         if not self._listed("views"):
             self._create_view()
-        self._ensured = True
 
     def compact(self) -> None:
         """OPTIMIZE the log when its appends have piled up into many small files."""
