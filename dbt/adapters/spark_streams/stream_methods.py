@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from dbt.adapters.base import BaseRelation, available
@@ -20,6 +21,8 @@ from dbt_common.invocation import get_invocation_id
 from dbt.adapters.spark_streams.streams.commit import (
     BuildCommit,
     latest_commit_for,
+    marker_confs,
+    retry_on_conflict,
     run_with_commit,
     run_with_confs,
     verify_landed,
@@ -53,6 +56,7 @@ class StreamMethods(metaclass=AdapterMeta):
         self._stream_builds: dict[tuple[str, str], StreamBuild] = {}
         self._declared_streams: dict[tuple[str, str], list[str]] = {}
         self._stream_state_lock = threading.Lock()
+        self._source_write_lock = threading.Lock()
 
     def run_rows(self, sql: str) -> list[Row]:
         """Run one statement and return its rows as dicts (column name to value)."""
@@ -118,6 +122,8 @@ class StreamMethods(metaclass=AdapterMeta):
                 max_data_extension_days=extension_days(
                     options.get("max_data_extension_time", DEFAULT_EXTENSION_DAYS), node_id
                 ),
+                dry_run=bool(options.get("empty")),
+                project_consumers=frozenset(options.get("project_consumers") or ()),
             )
             if consuming and target_exists:
                 self._reconcile(build)
@@ -152,6 +158,10 @@ class StreamMethods(metaclass=AdapterMeta):
         if commit is None:
             return
         build.last_txn_version = commit.txn_version
+        if commit.fresh_target:
+            # A dry run (--empty) created the target empty: its streams start over.
+            build.target_exists = False
+            return
         build.committed = commit.records
         for record in commit.records:
             build.registered[record.name] = record
@@ -175,6 +185,8 @@ class StreamMethods(metaclass=AdapterMeta):
         """
         confs = write_confs(file_rows)
         build = self._builds().pop((get_invocation_id(), node_id), None)
+        if build is not None and build.dry_run:
+            return self._dry_run_write(build, node_id, statement, confs)
         if statement is None:
             if build is not None:
                 self._registry().queue_if_behind(build.committed)
@@ -182,9 +194,7 @@ class StreamMethods(metaclass=AdapterMeta):
         if build is None or not build.reads:
             run_with_confs(self.run_rows, statement, confs)
             return AdapterResponse(_message="OK")
-        for source_write, message in build.source_writes:
-            self.run_rows(source_write)
-            logger.info(message)
+        self._write_sources(build)
         records = [record for record, _ in build.reads.values()]
         txn_version = max([build.last_txn_version, *(r.txn_version for r in records)]) + 1
         stamped = tuple(_with_txn(record, txn_version) for record in records)
@@ -201,6 +211,30 @@ class StreamMethods(metaclass=AdapterMeta):
         self._registry().queue_if_behind(build.committed)
         names = ", ".join(record.name for record in stamped)
         return AdapterResponse(_message=f"OK, consumed {names}")
+
+    def _dry_run_write(
+        self, build: StreamBuild, node_id: str, statement: str | None, confs: dict[str, str]
+    ) -> AdapterResponse:
+        """dbt's --empty: the target is created empty where it is missing, and no offset
+        moves. The created target is marked so that its next real build starts its streams
+        over instead of resuming a registered offset into an empty table."""
+        if statement is None:
+            return AdapterResponse(_message="OK, --empty: nothing consumed")
+        commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
+        run_with_confs(self.run_rows, statement, {**confs, **marker_confs(commit)})
+        return AdapterResponse(_message="OK, --empty: target created empty, nothing consumed")
+
+    def _write_sources(self, build: StreamBuild) -> None:
+        """The source writes the build planned (Change Data Feed on, retention extended).
+
+        Builds of other models on the same source may plan the same ALTER: threads take turns,
+        and a write that lost to another process's metadata change is tried again (the same
+        properties set twice change nothing).
+        """
+        for statement, message in build.source_writes:
+            with self._source_write_lock:
+                retry_on_conflict(partial(self.run_rows, statement))
+            logger.info(message)
 
     def cleanup_connections(self) -> None:
         """dbt closes its connections at the end of every invocation: the registry is
@@ -238,9 +272,34 @@ class StreamMethods(metaclass=AdapterMeta):
             )
 
     @available
-    def stream_records(self) -> list[dict[str, Any]]:
-        """Every registered stream with its staleness now, for show_streams and describe_stream."""
-        return [stream_status(self.run_rows, record) for record in self._registry().all()]
+    def stream_records(self, project_consumers: list[str] | None = None) -> list[dict[str, Any]]:
+        """Every registered stream with its staleness now, for show_streams and describe_stream;
+        `owner_gone` when its consumer is not among the project's stream_incremental models."""
+        consumers = set(project_consumers or ())
+        return [
+            {**stream_status(self.run_rows, r), "owner_gone": r.consumer not in consumers}
+            for r in self._registry().all()
+        ]
+
+    @available
+    def drop_stream(self, name: str, project_consumers: list[str]) -> dict[str, Any]:
+        """Remove a stream whose consumer has left the project from the registry; the source
+        is untouched. A live consumer keeps its stream: its target's commits carry the offset,
+        so a registry entry dropped under it would come back on its next build."""
+        record = self._registry().get(name)
+        if record is None:
+            raise StreamError(
+                f"No stream named '{name}'. Run `dbt run-operation show_streams` to list the "
+                "streams."
+            )
+        if record.consumer in project_consumers:
+            raise StreamError(
+                f"Stream {name} is consumed by {record.consumer}, which is still in the project, "
+                "so it is not dropped. Remove or rename that model first, or rebuild it with "
+                "--full-refresh to start its stream over."
+            )
+        self._registry().drop(name)
+        return dict(vars(record))
 
 
 def write_confs(file_rows: int) -> dict[str, str]:

@@ -8,9 +8,11 @@ rolled forward from the target's history on the next build.
 """
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
@@ -22,6 +24,7 @@ USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 HISTORY_DEPTH = 20
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -32,14 +35,17 @@ class BuildCommit:
     build_id: str
     txn_version: int
     records: tuple[StreamRecord, ...]
+    fresh_target: bool = False
 
     def user_metadata(self) -> str:
-        body = {
+        body: dict[str, Any] = {
             "consumer": self.consumer,
             "build_id": self.build_id,
             "txn_version": self.txn_version,
             "streams": [_record_json(record) for record in self.records],
         }
+        if self.fresh_target:
+            body["fresh_target"] = True
         return json.dumps({MARKER: body}, default=str, sort_keys=True)
 
     @classmethod
@@ -50,7 +56,8 @@ class BuildCommit:
         except (ValueError, TypeError, KeyError):
             return None
         records = tuple(_record_from_json(item) for item in body["streams"])
-        return cls(body["consumer"], body["build_id"], int(body["txn_version"]), records)
+        fresh = bool(body.get("fresh_target", False))
+        return cls(body["consumer"], body["build_id"], int(body["txn_version"]), records, fresh)
 
 
 def _record_json(record: StreamRecord) -> dict[str, Any]:
@@ -68,6 +75,22 @@ def _record_from_json(item: dict[str, Any]) -> StreamRecord:
 # Delta's errors for a commit that lost to a concurrent one (ConcurrentTransactionException,
 # ConcurrentAppendException, ... all carry DELTA_CONCURRENT_ in their error class).
 CONFLICT_MARKERS = ("DELTA_CONCURRENT_", "ConcurrentTransactionException", "ConcurrentAppend")
+# ... and for one that lost to a concurrent change of the table's metadata or protocol.
+METADATA_CONFLICT_MARKERS = ("DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED")
+CONFLICT_ATTEMPTS = 3
+
+
+def retry_on_conflict(write: Callable[[], T]) -> T:
+    """Run an idempotent write again when it lost to a concurrent commit of the same table."""
+    markers = CONFLICT_MARKERS + METADATA_CONFLICT_MARKERS
+    for attempt in range(1, CONFLICT_ATTEMPTS):
+        try:
+            return write()
+        except Exception as exc:
+            if not any(marker in str(exc) for marker in markers):
+                raise
+            time.sleep(attempt * 0.5)
+    return write()
 
 
 def app_id(consumer: str) -> str:
@@ -91,6 +114,11 @@ def run_with_confs(run: RunSql, statement: str, confs: dict[str, str]) -> list[R
             run(f"RESET {key}")
 
 
+def marker_confs(commit: BuildCommit) -> dict[str, str]:
+    """The conf that records the commit in the target's history (DESCRIBE HISTORY)."""
+    return {USER_METADATA: commit.user_metadata()}
+
+
 def run_with_commit(
     run: RunSql, statement: str, commit: BuildCommit, confs: dict[str, str] | None = None
 ) -> list[Row]:
@@ -100,7 +128,7 @@ def run_with_commit(
     makes a retried build a no-op; a write that lost to a concurrent one is a clear error.
     """
     commit_confs = {
-        USER_METADATA: commit.user_metadata(),
+        **marker_confs(commit),
         TXN_APP_ID: app_id(commit.consumer),
         TXN_VERSION: str(commit.txn_version),
     }

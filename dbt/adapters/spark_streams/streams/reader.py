@@ -65,6 +65,8 @@ class StreamBuild:
     full_refresh: bool
     auto_enable_change_tracking: bool
     max_data_extension_days: int = 0
+    dry_run: bool = False
+    project_consumers: frozenset[str] = frozenset()
     last_txn_version: int = 0
     warnings: list[str] = field(default_factory=list)
     prepared: set[str] = field(default_factory=set)
@@ -77,8 +79,9 @@ class StreamBuild:
 
     @property
     def pending(self) -> bool:
-        """Whether a write is due: a stream is created or its source has new commits."""
-        return self.moves or not self.reads
+        """Whether a write is due: a stream is created or its source has new commits. A dry
+        run (dbt's --empty) has nothing to write to a target that exists."""
+        return not self.dry_run and (self.moves or not self.reads)
 
     @property
     def consuming(self) -> bool:
@@ -95,8 +98,11 @@ def read_stream(
     if request.name in build.reads:
         return build.reads[request.name][1]
     _check_mode(request)
+    if build.dry_run:
+        return _no_rows(run, build, request)
     existing = _registered(registry, build, request.name)
-    _check_consumer(build, request, existing)
+    if _check_consumer(build, request, existing):
+        existing = None  # taken over: the stream starts over, as if new
     source = describe_source(run, request.schema, request.identifier, request.name)
     _check_key(request, source)
     creating = existing is None or _recreates(build)
@@ -116,6 +122,13 @@ def read_stream(
         build.moves = build.moves or pin.version > existing.offset_version
     build.reads[request.name] = (_record(build, request, source, pin, existing), sql)
     return sql
+
+
+def _no_rows(run: RunSql, build: StreamBuild, request: StreamRequest) -> str:
+    """dbt's --empty: the stream's columns and no rows; no offset is read or recorded."""
+    source = describe_source(run, request.schema, request.identifier, request.name)
+    _check_key(request, source)
+    return empty_sql(_snapshot(request, source, _pin(run, build, source.name)))
 
 
 def _registered(registry: Registry, build: StreamBuild, name: str) -> StreamRecord | None:
@@ -208,18 +221,48 @@ def _check_mode(request: StreamRequest) -> None:
 
 def _check_consumer(
     build: StreamBuild, request: StreamRequest, existing: StreamRecord | None
-) -> None:
+) -> bool:
+    """Refuse a second consumer; True when this build takes over a stream whose consumer is
+    no longer a stream_incremental model of the project (it then starts the stream over)."""
     if not build.consuming:
-        return
+        return False
     others = list(request.other_consumers)
-    if existing is not None and existing.consumer not in (build.consumer, *others):
-        others.append(existing.consumer)
+    owner = existing.consumer if existing is not None else None
+    taking_over = owner not in (None, build.consumer, *others) and _owner_gone(build, owner)
+    if owner not in (None, build.consumer, *others) and not taking_over:
+        others.append(str(owner))
     if others:
         raise StreamError(
             f"Stream {request.name} is consumed by {', '.join(others)}; {build.consumer} cannot "
             "consume it too (one consumer per stream). Give one of them its own stream with "
             "stream(..., name='another_name'), or peek from a non-incremental model."
         )
+    if taking_over:
+        _take_over(build, request, str(owner))
+    return taking_over
+
+
+def _owner_gone(build: StreamBuild, owner: str | None) -> bool:
+    """Whether the stream's consumer has left the project (deleted, renamed, or no longer a
+    stream_incremental model). Unknown when the caller could not list the project's models."""
+    return bool(build.project_consumers) and owner not in build.project_consumers
+
+
+def _take_over(build: StreamBuild, request: StreamRequest, owner: str) -> None:
+    """A model takes over a stream whose consumer is gone. Its target never held the stream's
+    rows, so the stream starts over (as on a first build); a target that already exists must
+    be rebuilt for that, or it would mix the stream's rows with whatever it holds."""
+    if build.target_exists and not build.full_refresh:
+        raise StreamError(
+            f"Stream {request.name} belonged to {owner}, which is no longer in the project. "
+            f"{build.consumer} can take it over by starting it again from the source's current "
+            "rows, which needs its target rebuilt: run it once with --full-refresh (or drop the "
+            f"stream with `dbt run-operation drop_stream --args '{{name: {request.name}}}'`)."
+        )
+    build.warnings.append(
+        f"Stream {request.name}: taken over by {build.consumer} from {owner}, which is no "
+        "longer in the project; the stream starts again from the source's current rows."
+    )
 
 
 def _check_key(request: StreamRequest, source: SourceTable) -> None:

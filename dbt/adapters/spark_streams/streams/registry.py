@@ -212,6 +212,14 @@ class Registry:
         newest = {row["name"]: row["txn_version"] for row in stored}
         return [r for r in records if (newest.get(r.name) or -1) < r.txn_version]
 
+    def drop(self, name: str) -> None:
+        """Forget the stream: every log row of it goes, in one commit."""
+        with self._lock:
+            self._new.pop(name, None)
+            self._maybe_behind.pop(name, None)
+        self.ensure()
+        self.run(f"delete from {self.log} where name = {string_literal(name)}")
+
     def all(self) -> list[StreamRecord]:
         """Every stream, by name."""
         self.ensure()

@@ -23,6 +23,8 @@
     {%- do spark_streams__stream_strategy() -%}
   {%- endif -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
+  {#- dbt's --empty renders every ref() and source() with `limit 0`: a dry run reads and
+      consumes nothing. -#}
   {%- set options = {
       'name': name or (model.name ~ '__' ~ spark_streams__relation_label(relation)),
       'mode': mode,
@@ -33,11 +35,33 @@
       'auto_enable_change_tracking': config.get('auto_enable_change_tracking', true),
       'max_data_extension_time': config.get('max_data_extension_time', 14),
       'other_consumers': spark_streams__other_consumers(name) if consuming and name else [],
+      'project_consumers': spark_streams__project_consumers() if consuming else [],
+      'empty': relation.limit == 0,
   } -%}
   {%- set change_sql = adapter.stream_sql(
       model.unique_id, consuming, this, existing is not none and existing.is_delta,
       consuming and should_full_refresh(), relation, options) -%}
-  {{ return('(' ~ change_sql ~ ')') }}
+  {{ return('(' ~ spark_streams__stream_marker() ~ ' ' ~ change_sql ~ ')') }}
+{%- endmacro %}
+
+
+{#- Marks the SQL of every stream() call, so a view built on one is recognised (see
+    spark_streams__create_view_as), however the call reached it (directly or through an
+    ephemeral model). -#}
+{% macro spark_streams__stream_marker() -%}
+  /* dbt_spark_streams:stream */
+{%- endmacro %}
+
+
+{#- Every stream_incremental model of the project: a stream whose consumer is not among them
+    has lost its owner, and another model may take it over. -#}
+{% macro spark_streams__project_consumers() -%}
+  {%- set consumers = [] -%}
+  {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.config.materialized == 'stream_incremental' -%}
+    {%- do consumers.append(node.unique_id) -%}
+  {%- endfor -%}
+  {{ return(consumers) }}
 {%- endmacro %}
 
 

@@ -4,7 +4,7 @@
 {% endmacro %}
 
 {% macro spark_streams__describe_stream(name) %}
-  {%- set found = adapter.stream_records() | selectattr('name', 'equalto', name) | list -%}
+  {%- set found = adapter.stream_records(spark_streams__project_consumers()) | selectattr('name', 'equalto', name) | list -%}
   {%- if not found -%}
     {{ exceptions.raise_compiler_error("No stream named '" ~ name ~ "'. Run `dbt run-operation show_streams` to list the streams.") }}
   {%- endif -%}

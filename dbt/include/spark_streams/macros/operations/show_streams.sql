@@ -4,7 +4,7 @@
 {% endmacro %}
 
 {% macro spark_streams__show_streams() %}
-  {%- set records = adapter.stream_records() -%}
+  {%- set records = adapter.stream_records(spark_streams__project_consumers()) -%}
   {%- if not records -%}
     {{ print('No streams yet: a stream is created by the first build of a stream_incremental model.') }}
   {%- endif -%}
@@ -14,9 +14,9 @@
 {% endmacro %}
 
 {% macro spark_streams__stream_line(record) -%}
-  {{- 'name=%s schema=%s source=%s source_type=%s mode=%s consumer=%s offset=%s offset_time=%s stale=%s stale_after=%s created_on=%s last_consumed_on=%s' | format(
+  {{- 'name=%s schema=%s source=%s source_type=%s mode=%s consumer=%s owner_gone=%s offset=%s offset_time=%s stale=%s stale_after=%s created_on=%s last_consumed_on=%s' | format(
       record.name, record.schema, record.source_table, record.source_type, record.mode,
-      record.consumer, record.offset_version, record.offset_timestamp,
+      record.consumer, record.owner_gone | string | lower, record.offset_version, record.offset_timestamp,
       record.stale | string | lower, record.stale_after or '-',
       record.created_on, record.last_consumed_on) -}}
 {%- endmacro %}

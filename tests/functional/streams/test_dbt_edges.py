@@ -1,0 +1,227 @@
+"""Edges of dbt's own interface: stream() in a view, `--empty`, and a consumer that is gone."""
+
+import pytest
+from dbt.tests.util import rm_file, run_dbt, run_dbt_and_capture, write_file
+
+from tests.functional.adapter.delta import DeltaProject, sources_yml
+
+SOURCES = sources_yml("shop", "orders")
+
+STREAM = "{{ stream(source('shop', 'orders')) }}"
+VIEW_ERROR = (
+    "stream() cannot be used in a view. A view cannot hold a stream's position: it would show "
+    "the changes pending when it was created, forever."
+)
+
+
+def rows(project, table: str, columns: str = "id, status") -> list[tuple]:
+    result = project.run_sql(
+        f"select {columns} from {project.test_schema}.{table} order by 1", fetch="all"
+    )
+    return [tuple(row) for row in result]
+
+
+def tables(project) -> set[str]:
+    found = project.run_sql(f"show tables in {project.test_schema}", fetch="all")
+    return {name for _, name, temporary in found if not temporary}
+
+
+def registered(project) -> list[tuple]:
+    """(stream, consumer, offset) of every registered stream; none before the registry exists."""
+    if "dbt_streams" not in tables(project):
+        return []
+    found = project.run_sql(
+        f"select name, consumer, offset_version from {project.test_schema}.dbt_streams "
+        "order by name",
+        fetch="all",
+    )
+    return [tuple(row) for row in found]
+
+
+def latest_version(project, table: str) -> int:
+    [row] = project.run_sql(f"describe history {project.test_schema}.{table} limit 1", fetch="all")
+    return int(row[0])
+
+
+def create_orders(project) -> None:
+    schema = project.test_schema
+    project.run_sql(f"create table {schema}.orders (id int, status string) using delta")
+    project.run_sql(f"insert into {schema}.orders values (1, 'placed'), (2, 'placed')")
+
+
+class TestStreamInAView(DeltaProject):
+    """A view would freeze the versions of its creation: refused, directly or through an
+    ephemeral model. Tables, `dbt show` and tests still peek."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        peek = f"select id, status, metadata_action from {STREAM}"
+        return {
+            "sources.yml": SOURCES,
+            "peek_view.sql": "{{ config(materialized='view') }}\n" + peek,
+            "peek_ephemeral.sql": "{{ config(materialized='ephemeral') }}\n" + peek,
+            "view_over_ephemeral.sql": "{{ config(materialized='view') }}\n"
+            "select * from {{ ref('peek_ephemeral') }}",
+            "table_over_ephemeral.sql": "{{ config(materialized='table') }}\n"
+            "select * from {{ ref('peek_ephemeral') }}",
+        }
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {
+            "peek_has_two_inserts.sql": f"select count(*) as n from {STREAM} having count(*) != 2"
+        }
+
+    def test_views_are_refused_and_peeks_work(self, project):
+        create_orders(project)
+        results = run_dbt(["run"], expect_pass=False)
+        status = {result.node.name: str(result.status) for result in results.results}
+        assert status == {
+            "peek_view": "error",
+            "view_over_ephemeral": "error",
+            "table_over_ephemeral": "success",
+        }
+        [test] = run_dbt(["test"]).results
+        assert (test.node.name, str(test.status)) == ("peek_has_two_inserts", "pass")
+        for result in results.results:
+            if result.node.name in ("peek_view", "view_over_ephemeral"):
+                assert VIEW_ERROR in result.message
+                assert f"Model {result.node.name}:" in result.message
+        assert not {"peek_view", "view_over_ephemeral"} & tables(project)
+        assert rows(project, "table_over_ephemeral", "id, status, metadata_action") == [
+            (1, "placed", "INSERT"),
+            (2, "placed", "INSERT"),
+        ]
+        shown = run_dbt(["show", "--select", "peek_view"])
+        assert [tuple(row) for row in shown.results[0].agate_table.rows] == [
+            (1, "placed", "INSERT"),
+            (2, "placed", "INSERT"),
+        ]
+        assert registered(project) == []
+
+
+MIRROR = f"""
+{{{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
+            unique_key='id') }}}}
+select id, status, metadata_action, metadata_isupdate from {STREAM}
+"""
+
+LOG = f"""
+{{{{ config(materialized='stream_incremental', incremental_strategy='append') }}}}
+select id, status, metadata_action from {STREAM}
+"""
+
+
+class TestEmptyRun(DeltaProject):
+    """`dbt run --empty` builds stream models with zero rows and consumes nothing."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES, "mirror.sql": MIRROR, "log.sql": LOG}
+
+    def test_empty_runs_consume_nothing(self, project):
+        schema = project.test_schema
+        create_orders(project)
+
+        results = run_dbt(["run", "--empty"])
+        assert {r.message for r in results.results} == {
+            "OK, --empty: target created empty, nothing consumed"
+        }
+        assert rows(project, "mirror") == rows(project, "log") == []
+        assert registered(project) == []
+
+        run_dbt(["run"])
+        consumed = registered(project)
+        assert [stream[:2] for stream in consumed] == [
+            ("log__orders", "model.test.log"),
+            ("mirror__orders", "model.test.mirror"),
+        ]
+        assert rows(project, "mirror") == [(1, "placed"), (2, "placed")]
+        assert rows(project, "log") == [(1, "placed"), (2, "placed")]
+
+        project.run_sql(f"update {schema}.orders set status = 'shipped' where id = 1")
+        project.run_sql(f"insert into {schema}.orders values (3, 'placed')")
+        mirror_versions = latest_version(project, "mirror")
+        results = run_dbt(["run", "--empty"])
+        assert {r.message for r in results.results} == {"OK, --empty: nothing consumed"}
+        assert latest_version(project, "mirror") == mirror_versions
+        assert rows(project, "mirror") == [(1, "placed"), (2, "placed")]
+        assert registered(project) == consumed
+
+        run_dbt(["run"])
+        assert rows(project, "mirror") == [(1, "shipped"), (2, "placed"), (3, "placed")]
+        assert sorted(rows(project, "log", "id, status, metadata_action")) == [
+            (1, "placed", "DELETE"),
+            (1, "placed", "INSERT"),
+            (1, "shipped", "INSERT"),
+            (2, "placed", "INSERT"),
+            (3, "placed", "INSERT"),
+        ]
+        assert {offset for _, _, offset in registered(project)} == {
+            latest_version(project, "orders")
+        }
+
+
+def consumer(stream_name: str) -> str:
+    return (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        f"select id, status from {{{{ stream(source('shop', 'orders'), name='{stream_name}') }}}}"
+    )
+
+
+class TestConsumerGone(DeltaProject):
+    """A stream outlives its consumer until it is dropped or taken over by another model."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": SOURCES,
+            "first_owner.sql": consumer("shared"),
+            "keeper.sql": consumer("kept"),
+        }
+
+    def test_drop_and_take_over(self, project, capsys):
+        schema, models = project.test_schema, project.project_root / "models"
+        create_orders(project)
+        run_dbt(["run"])
+        source_versions = latest_version(project, "orders")
+
+        _, refused = run_dbt_and_capture(
+            ["run-operation", "drop_stream", "--args", "{name: kept}"], expect_pass=False
+        )
+        assert (
+            "Stream kept is consumed by model.test.keeper, which is still in the project, so it "
+            "is not dropped." in " ".join(refused.split())
+        )
+
+        rm_file(models / "first_owner.sql")
+        capsys.readouterr()
+        run_dbt(["run-operation", "show_streams"])
+        lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+        assert "consumer=model.test.first_owner owner_gone=true" in lines["name=shared"]
+        assert "consumer=model.test.keeper owner_gone=false" in lines["name=kept"]
+
+        project.run_sql(f"insert into {schema}.orders values (3, 'placed')")
+        write_file(consumer("shared"), models, "new_owner.sql")
+        _, logged = run_dbt_and_capture(["run", "--select", "new_owner"])
+        assert "Stream shared: taken over by model.test.new_owner from model.test.first_owner" in (
+            " ".join(logged.split())
+        )
+        assert rows(project, "new_owner") == [(1, "placed"), (2, "placed"), (3, "placed")]
+        assert [r[:2] for r in registered(project)] == [
+            ("kept", "model.test.keeper"),
+            ("shared", "model.test.new_owner"),
+        ]
+
+        rm_file(models / "new_owner.sql")
+        capsys.readouterr()
+        run_dbt(["run-operation", "drop_stream", "--args", "{name: shared}"])
+        assert (
+            "Dropped stream shared (source `{schema}`.`orders`, offset {version}, consumer "
+            "model.test.new_owner, no longer in the project). The source is untouched.".format(
+                schema=schema, version=latest_version(project, "orders")
+            )
+            in capsys.readouterr().out
+        )
+        assert [r[:2] for r in registered(project)] == [("kept", "model.test.keeper")]
+        assert latest_version(project, "orders") == source_versions + 1  # only the insert
