@@ -197,7 +197,8 @@ class TestConsumerGone(DeltaProject):
         rm_file(models / "first_owner.sql")
         capsys.readouterr()
         run_dbt(["run-operation", "show_streams"])
-        lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+        printed = capsys.readouterr().out.splitlines()
+        lines = {line.split()[0]: line for line in printed if line.startswith("name=")}
         assert "consumer=model.test.first_owner owner_gone=true" in lines["name=shared"]
         assert "consumer=model.test.keeper owner_gone=false" in lines["name=kept"]
 
