@@ -200,6 +200,9 @@ class StreamMethods(metaclass=AdapterMeta):
         stamped = tuple(_with_txn(record, txn_version) for record in records)
         commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
         crash_during("during_write")
+        # The write runs the change read: a read across a source's schema change may need
+        # Delta's schema check off, for this statement only (streams/schema_changes.py).
+        confs = {**confs, **build.schema_reads.confs}
         reported = run_with_commit(self.run_rows, statement, commit, confs)
         if not reported:
             # A MERGE that commits reports its metrics row, and one Delta skipped as already

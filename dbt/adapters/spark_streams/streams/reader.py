@@ -20,6 +20,7 @@ from dbt.adapters.spark_streams.streams.identity import same_source
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.retention import retention_extension
 from dbt.adapters.spark_streams.streams.runner import RunSql
+from dbt.adapters.spark_streams.streams.schema_changes import SchemaReads, check_schema_changes
 from dbt.adapters.spark_streams.streams.source import (
     SourceTable,
     SourceVersion,
@@ -76,6 +77,7 @@ class StreamBuild:
     moves: bool = False
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
+    schema_reads: SchemaReads = field(default_factory=SchemaReads)
 
     @property
     def pending(self) -> bool:
@@ -110,6 +112,9 @@ def read_stream(
         pending = _pending(run, build, source, existing)
         source = same_source(run, request.name, existing, source, pending)
         _check_fresh(build, request, source, pending)
+        check_schema_changes(
+            run, build.schema_reads, request.name, pending, existing.consumer, build.consuming
+        )
     else:
         source = source_table_id(run, source)
     source = _prepare_source(build, request, source, creating)
