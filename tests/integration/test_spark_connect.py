@@ -4,7 +4,8 @@ The test starts a Spark Connect server with Delta (pyspark ships the server; the
 come the way the embedded session gets them), points the crash project at it and builds it
 round after round as separate dbt processes: the data tests assert the mirror equals its
 source and the audit holds every order once, and the registry must show each stream's offset
-at its source's newest version.
+at its source's newest version. A query Delta rejects must show Delta's error, not the
+server's stack trace.
 """
 
 import shutil
@@ -26,6 +27,7 @@ from tests.integration.ports import free_port
 PROJECT = Path(__file__).resolve().parent / "crash_project"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 STARTUP_SECONDS = 300
+PAST_LATEST_CHANGES = "select * from table_changes('crash_raw.orders', 999, 1000)"
 
 
 def server_command(home: Path, port: int) -> list[str]:
@@ -121,3 +123,11 @@ def test_builds_over_spark_connect(server: int, project: Path) -> None:
     again = run_dbt_process(project, "run")
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout.count("no pending changes") == 2, again.stdout
+
+    # A Delta error reaches the user as Delta words it, without the server's JVM stack.
+    failed = run_dbt_process(project, "show", "--inline", PAST_LATEST_CHANGES)
+    assert failed.returncode != 0, failed.stdout
+    assert "[DELTA_CDC_START_VERSION_AFTER_LATEST] Start version 999" in failed.stdout, (
+        failed.stdout
+    )
+    assert "JVM stacktrace" not in failed.stdout, failed.stdout

@@ -3,14 +3,20 @@
 dbt-spark's cursor rebuilds a session through `SparkSession.builder` on every statement, which
 cannot reach a Spark Connect server and re-applies confs each time. Binding the cursor to the
 session the adapter built keeps dbt-spark's result handling and drops both problems.
+
+Every call that reaches Spark raises Spark's errors as dbt errors with Spark's (or Delta's)
+error class and message (see spark_errors.py): a statement fails in `execute`, a query at
+its first row (on Spark Connect, a query is only analysed when its schema or rows are asked
+for).
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from dbt.adapters.spark.session import Connection, Cursor
-from dbt_common.exceptions import DbtRuntimeError
-from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
+
+from dbt.adapters.spark_streams.spark_errors import readable_spark_errors
 
 
 class BoundCursor(Cursor):
@@ -21,13 +27,27 @@ class BoundCursor(Cursor):
         self.session = session
 
     def execute(self, sql: str, *parameters: Any) -> None:
-        """Run one statement; analysis errors become dbt errors as in dbt-spark."""
+        """Run one statement (a query is planned, and run when its rows are fetched)."""
         if parameters:
             sql = sql % parameters
-        try:
+        with readable_spark_errors():
             self._df = self.session.sql(sql)
-        except AnalysisException as exc:
-            raise DbtRuntimeError(str(exc)) from exc
+
+    @property
+    def description(self) -> Sequence[tuple]:
+        """The result's columns, as dbt-spark describes them."""
+        with readable_spark_errors():
+            return super().description
+
+    def fetchall(self) -> list[Row] | None:
+        """Every row of the result: where a query's run-time errors surface."""
+        with readable_spark_errors():
+            return super().fetchall()
+
+    def fetchone(self) -> Row | None:
+        """The result's next row."""
+        with readable_spark_errors():
+            return super().fetchone()
 
 
 class BoundConnection(Connection):

@@ -14,7 +14,14 @@ from tests.functional.adapter.delta import (
     table_properties,
 )
 
-SOURCES = sources_yml("shop", "orders", "plain", "orders_view", "ghost")
+# Sources whose column is named like one a stream adds (any case), or like one of the change
+# feed's: Delta refuses the feed on a table with `_change_type` itself, so that one has it off.
+CLASHING = {
+    "named_like_metadata": "(id int, Metadata_Row_Id string)",
+    "named_like_feed": "(id int, _change_type string)",
+    "named_like_feed_upper": "(id int, _Commit_Version bigint)",
+}
+SOURCES = sources_yml("shop", "orders", "plain", "orders_view", "ghost", *CLASHING)
 
 
 def consumer(select: str, source: str = "orders", stream_args: str = "", **config: str) -> str:
@@ -107,6 +114,29 @@ CASES = {
         "Stream at_in_the_future__orders: start {{'version': 99}} is outside the history of "
         "`{schema}`.`orders`, whose versions run from 0 to 1.",
     ),
+    "metadata_column_in_source": (
+        consumer("id", source="named_like_metadata", incremental_strategy="'append'"),
+        "Stream metadata_column_in_source__named_like_metadata: column 'Metadata_Row_Id' of "
+        "source `{schema}`.`named_like_metadata` has the name of the stream's own "
+        "metadata_row_id column (Spark compares names case-insensitively), so the stream's "
+        "rows would hold two columns Spark cannot tell apart (AMBIGUOUS_REFERENCE). Rename the "
+        "column in the source.",
+    ),
+    "feed_column_in_source": (
+        consumer("id", source="named_like_feed", incremental_strategy="'append'"),
+        "Stream feed_column_in_source__named_like_feed: column '_change_type' of source "
+        "`{schema}`.`named_like_feed` has the name of the change feed's own _change_type "
+        "column, and Delta refuses to turn the Change Data Feed on for a table with such a "
+        "column, so no stream can follow it. Rename the column in the source.",
+    ),
+    "feed_column_in_other_case": (
+        consumer("id", source="named_like_feed_upper", incremental_strategy="'append'"),
+        "Stream feed_column_in_other_case__named_like_feed_upper: column '_Commit_Version' of "
+        "source `{schema}`.`named_like_feed_upper` has the name of the change feed's own "
+        "_commit_version column (Spark compares names case-insensitively), so every change "
+        "read, and with the feed on Delta's own UPDATE, DELETE and MERGE of the source, fails "
+        "with AMBIGUOUS_REFERENCE. Rename the column in the source.",
+    ),
     "bad_timestamp": (
         consumer(
             "id", stream_args=", at={'timestamp': 'yesterday'}", incremental_strategy="'append'"
@@ -128,7 +158,13 @@ class TestBadInput(DeltaProject):
         project.run_sql(f"insert into {schema}.orders values (1, 'placed')")
         project.run_sql(f"create table {schema}.plain (id int) using parquet")
         project.run_sql(f"create view {schema}.orders_view as select * from {schema}.orders")
-        before = table_properties(project, "orders")
+        for table, columns in CLASHING.items():
+            feed = "false" if table == "named_like_feed" else "true"
+            project.run_sql(
+                f"create table {schema}.{table} {columns} using delta "
+                f"tblproperties (delta.enableChangeDataFeed = {feed})"
+            )
+        before = {table: table_properties(project, table) for table in ["orders", *CLASHING]}
 
         results = run_dbt(["run"], expect_pass=False)
         messages = {result.node.name: " ".join(result.message.split()) for result in results}
@@ -137,9 +173,10 @@ class TestBadInput(DeltaProject):
 
         listed = project.run_sql(f"show tables in {schema}", fetch="all")
         tables = {name for _, name, temporary in listed if not temporary}  # not dbt's temp views
-        assert tables - {"dbt_streams", "dbt_streams_log"} == {"orders", "plain", "orders_view"}
+        sources = {"orders", "plain", "orders_view", *CLASHING}
+        assert tables - {"dbt_streams", "dbt_streams_log"} == sources
         assert project.run_sql(f"select * from {schema}.dbt_streams", fetch="all") == []
-        assert table_properties(project, "orders") == before
+        assert {table: table_properties(project, table) for table in before} == before
 
     def test_describe_an_unknown_stream(self, project):
         _, log = run_dbt_and_capture(

@@ -106,7 +106,7 @@ def read_stream(
     if _check_consumer(build, request, existing):
         existing = None  # taken over: the stream starts over, as if new
     source = describe_source(run, request.schema, request.identifier, request.name)
-    _check_key(request, source)
+    request = _check_key(request, source)
     creating = existing is None or _recreates(build)
     if existing is not None and not creating:
         pending = _pending(run, build, source, existing)
@@ -132,7 +132,7 @@ def read_stream(
 def _no_rows(run: RunSql, build: StreamBuild, request: StreamRequest) -> str:
     """dbt's --empty: the stream's columns and no rows; no offset is read or recorded."""
     source = describe_source(run, request.schema, request.identifier, request.name)
-    _check_key(request, source)
+    request = _check_key(request, source)
     return empty_sql(_snapshot(request, source, _pin(run, build, source.name)))
 
 
@@ -270,14 +270,23 @@ def _take_over(build: StreamBuild, request: StreamRequest, owner: str) -> None:
     )
 
 
-def _check_key(request: StreamRequest, source: SourceTable) -> None:
-    missing = [key for key in request.unique_key if key not in source.columns]
+def _check_key(request: StreamRequest, source: SourceTable) -> StreamRequest:
+    """The request with its key columns spelled as the source spells them.
+
+    Spark resolves names case-insensitively, so `ID` names the column `id`. The row id hashes
+    the key's name with its value, so only the source's spelling gives every stream keyed on
+    the same column the same row ids.
+    """
+    spelling = {column.lower(): column for column in source.columns}
+    missing = [key for key in request.unique_key if key.lower() not in spelling]
     if missing:
         raise StreamError(
             f"Stream {request.name}: unique_key column(s) {', '.join(missing)} not in source "
             f"{source.name} (columns: {', '.join(source.columns)}). Name key columns of the "
-            "source table, as they are spelled there."
+            "source table."
         )
+    key = tuple(dict.fromkeys(spelling[column.lower()] for column in request.unique_key))
+    return replace(request, unique_key=key)
 
 
 def _snapshot(request: StreamRequest, source: SourceTable, pin: SourceVersion) -> Snapshot:

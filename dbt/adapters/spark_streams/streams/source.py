@@ -3,6 +3,7 @@
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from dbt.adapters.spark_streams.streams.changes import METADATA_COLUMNS
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import Retention
 from dbt.adapters.spark_streams.streams.runner import Row, RunSql
@@ -10,6 +11,8 @@ from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
 DETAIL_SECTION = "# Detailed Table Information"
+# The columns Delta's Change Data Feed adds to each change it reports.
+CHANGE_FEED_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,9 @@ def _columns(described: list[Row]) -> tuple[str, ...]:
 
 
 def _check_column_names(stream: str, name: str, columns: tuple[str, ...]) -> None:
-    """Backticks in column names break Delta's change data writes, so say so up front."""
+    """Refuse, before anything is written, source columns no stream can carry: Spark's and
+    Delta's errors for them come late (at a change read, or at the source's next UPDATE) or
+    not at all (a model selecting other columns hides the clash)."""
     for column in columns:
         if "`" in column:
             raise StreamError(
@@ -129,6 +134,36 @@ def _check_column_names(stream: str, name: str, columns: tuple[str, ...]) -> Non
                 "cannot write change data for such a column (UPDATE, DELETE and MERGE fail with "
                 "INVALID_ATTRIBUTE_NAME_SYNTAX), so no stream can follow it. Rename the column."
             )
+        clash = _reserved_name_clash(column)
+        if clash:
+            raise StreamError(f"Stream {stream}: column {column!r} of source {name} {clash}")
+
+
+def _reserved_name_clash(column: str) -> str | None:
+    """Why a column named like one a stream adds, or one of the change feed's, cannot be
+    followed. Spark compares names case-insensitively, so every spelling clashes; Delta
+    reserves only the change feed's exact names, and refuses the feed on a table with one."""
+    lowered = column.lower()
+    fix = "Rename the column in the source."
+    if lowered in METADATA_COLUMNS:
+        return (
+            f"has the name of the stream's own {lowered} column (Spark compares names "
+            "case-insensitively), so the stream's rows would hold two columns Spark cannot tell "
+            f"apart (AMBIGUOUS_REFERENCE). {fix}"
+        )
+    if lowered not in CHANGE_FEED_COLUMNS:
+        return None
+    if column == lowered:
+        return (
+            f"has the name of the change feed's own {column} column, and Delta refuses to turn "
+            f"the Change Data Feed on for a table with such a column, so no stream can follow "
+            f"it. {fix}"
+        )
+    return (
+        f"has the name of the change feed's own {lowered} column (Spark compares names "
+        "case-insensitively), so every change read, and with the feed on Delta's own UPDATE, "
+        f"DELETE and MERGE of the source, fails with AMBIGUOUS_REFERENCE. {fix}"
+    )
 
 
 def is_view(run: RunSql, schema: str, identifier: str) -> bool:

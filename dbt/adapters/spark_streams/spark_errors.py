@@ -1,0 +1,93 @@
+"""Spark's errors as a dbt user should read them: the error class and message, no JVM stack.
+
+Delta's errors need help. On the embedded session PySpark formats a captured error through
+Spark's error-class registry, which does not know Delta's classes: for a Delta error with a SQL
+query context (a MERGE naming an unknown column, say), PySpark's own logging of the error calls
+`getMessage()`, which fails with `[INTERNAL_ERROR] Cannot find main error class 'DELTA_...'`,
+and that failure is raised in place of Delta's error (which it keeps as its `__context__`).
+Delta errors PySpark does not convert (a broken CHECK constraint, a missing log file) arrive
+as a Py4JJavaError whose text is the JVM's stack trace; the Java exception's own message is
+Delta's, error class first. Over Spark Connect the server formats Delta's messages itself, but
+appends its stack trace (`spark.sql.connect.serverStacktrace.enabled` is on by default) and
+prefixes errors the client has no class for with the Java class name.
+
+The message the user sees is the same either way; the original error, stack and all, goes to
+dbt's debug log.
+"""
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+
+logger = AdapterLogger("SparkStreams")
+
+# PySpark asking the JVM to format an error class, which fails for Delta's classes.
+FORMATTING_CALL = "SparkThrowableHelper.getMessage"
+# Where PySpark (embedded or Connect) appends the JVM's stack trace to a message.
+STACK_TRACE = "\n\nJVM stacktrace:\n"
+# Spark Connect's prefix for a Java exception the client has no class for.
+JAVA_CLASS_PREFIX = re.compile(r"^\([\w.$]+\) (?=\[)")
+
+
+@contextmanager
+def readable_spark_errors() -> Iterator[None]:
+    """Raise Spark's errors as dbt errors carrying the message `spark_error_message` gives."""
+    try:
+        yield
+    except DbtRuntimeError:
+        raise
+    except Exception as exc:
+        message = spark_error_message(exc)
+        if message is None:
+            raise
+        logger.debug(f"Spark error in full: {_full_text(_spark_error(exc))}")
+        raise DbtRuntimeError(message) from exc
+
+
+def spark_error_message(exc: BaseException) -> str | None:
+    """What to show for an error Spark raised: its class and message (None for any other
+    error). A raw Py4J error is reduced to its Java exception's message."""
+    error = _spark_error(exc)
+    if isinstance(error, Py4JJavaError):
+        return _java_message(error)
+    if isinstance(error, PySparkException):
+        return JAVA_CLASS_PREFIX.sub("", str(error).split(STACK_TRACE, 1)[0])
+    return None
+
+
+def _spark_error(exc: BaseException) -> BaseException:
+    """The error Spark raised: behind PySpark's failure to format it, the one it was
+    formatting."""
+    while (
+        isinstance(exc, Py4JJavaError)
+        and FORMATTING_CALL in str(exc.errmsg)
+        and exc.__context__ is not None
+    ):
+        exc = exc.__context__
+    return exc
+
+
+def _full_text(error: BaseException) -> str:
+    """The error's whole text for the debug log (a Py4J error asks the JVM for it)."""
+    try:
+        return str(error)
+    except Exception:
+        return repr(error)
+
+
+def _java_message(error: Py4JJavaError) -> str | None:
+    """The Java exception's message when it starts with its error class (Spark's and Delta's
+    do), else its class name and message; None when the JVM cannot be asked."""
+    try:
+        throwable = error.java_exception
+        message = throwable.getMessage()
+        if message and str(message).startswith("["):
+            return str(message)
+        return str(throwable.toString())
+    except Exception:
+        return None
