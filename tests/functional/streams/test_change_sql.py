@@ -210,3 +210,89 @@ def test_key_row_ids_match_across_modes_and_initial_rows(spark: SparkSession, ta
     [appended] = rows(spark, append_only_sql(change))
     [netted] = net(spark, table, 0)
     assert initial == appended == netted == (1, "a", 0, "INSERT", False, initial[5])
+
+
+# A struct whose field names hold DESCRIBE's separators (column mapping allows them), with a
+# map and a variant inside: netting reads the type string and compares a canonical form.
+ODD_STRUCT = "struct<`x:y`: map<int, string>, `a,b`: array<variant>, n: double>"
+
+
+@pytest.fixture
+def typed(spark: SparkSession) -> Iterator[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """A Delta table `(id int, m map<string,int>, s <ODD_STRUCT>)` with Change Data Feed;
+    its name, column names and DESCRIBE types."""
+    spark.sql("create schema if not exists change_sql")
+    name = f"change_sql.t{next(TABLE_NUMBERS)}"
+    spark.sql(
+        f"create table {name} (id int, m map<string, int>, s {ODD_STRUCT}) using delta "
+        "tblproperties (delta.enableChangeDataFeed = true, delta.columnMapping.mode = 'name')"
+    )
+    described = spark.sql(f"describe table {name}").collect()
+    yield name, tuple(r.col_name for r in described), tuple(r.data_type for r in described)
+    spark.sql(f"drop table if exists {name}")
+
+
+def typed_net(spark: SparkSession, typed: tuple, offset: int, key: tuple[str, ...]) -> list:
+    """(id, action, isupdate, row id, the row as JSON) of the standard stream, sorted."""
+    table, columns, types = typed
+    change = ChangeRange(table, columns, key, offset + 1, latest_version(spark, table), types)
+    found = spark.sql(
+        f"select id, metadata_action, metadata_isupdate, metadata_row_id, "
+        f"to_json(named_struct('m', m, 's', s)) as row from ({net_changes_sql(change)})"
+    ).collect()
+    return sorted(tuple(r) for r in found)
+
+
+def initial_ids(spark: SparkSession, typed: tuple, version: int) -> dict[int, str]:
+    """The keyless row id of each row at `version`, as a new stream shows it."""
+    table, columns, types = typed
+    snapshot = Snapshot(table, columns, (), version, "2026-01-01 00:00:00", types)
+    found = spark.sql(f"select id, metadata_row_id from ({initial_rows_sql(snapshot)})")
+    return dict(tuple(r) for r in found.collect())
+
+
+def test_maps_and_variants_net_on_their_entries(spark: SparkSession, typed: tuple) -> None:
+    table = typed[0]
+    variants = """array(parse_json('{"k": 1, "j": [1, 2]}'), null)"""
+    run(
+        spark,
+        f"insert into {table} select id, map('a', 1, 'b', 2), "
+        f"named_struct('x:y', map(1, 'p', 2, 'q'), 'a,b', {variants}, "
+        "'n', if(id = 1, double('NaN'), -0.0D)) from values (1), (2) as v(id)",
+    )
+    offset = latest_version(spark, table)
+    first_ids = initial_ids(spark, typed, offset)
+    # The same entries in another order, NaN again and -0.0 as 0.0: no change.
+    reordered = """array(parse_json('{"j": [1, 2], "k": 1}'), null)"""
+    run(
+        spark,
+        f"update {table} set m = map('b', 2, 'a', 1), s = named_struct('x:y', "
+        f"map(2, 'q', 1, 'p'), 'a,b', {reordered}, 'n', if(id = 1, s.n, 0.0D))",
+    )
+    assert typed_net(spark, typed, offset, ("id",)) == []
+    assert typed_net(spark, typed, offset, ()) == []
+
+    run(
+        spark,
+        f"update {table} set s = named_struct('x:y', map(1, 'p'), 'a,b', s.`a,b`, 'n', s.n) "
+        "where id = 1",
+        f"delete from {table} where id = 2",
+    )
+    keyed = typed_net(spark, typed, offset, ("id",))
+    assert [r[:3] for r in keyed] == [
+        (1, "DELETE", True),
+        (1, "INSERT", True),
+        (2, "DELETE", False),
+    ]
+    assert keyed[0][3] == keyed[1][3]
+    assert '"x:y":{"1":"p"}' in keyed[1][4]
+    keyless = typed_net(spark, typed, offset, ())
+    assert [r[:3] for r in keyless] == [
+        (1, "DELETE", False),
+        (1, "INSERT", False),
+        (2, "DELETE", False),
+    ]
+    # A row's keyless id is its value's: the same when the stream first showed it (maps in
+    # another order, -0.0 where the delete reads 0.0, NaN).
+    assert (keyless[0][3], keyless[2][3]) == (first_ids[1], first_ids[2])
+    assert keyless[1][3] != first_ids[1]

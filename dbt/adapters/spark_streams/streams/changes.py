@@ -3,10 +3,22 @@
 Every query reads `table_changes(source, start, end)` with explicit bounds, so what a build
 reads is fixed when it is rendered. Row identity is the `unique_key` when there is one, and the
 row's values (a multiset) when there is none.
+
+Rows are compared as Spark compares them, except where Spark cannot (maps and variants, and
+structs and arrays holding them): there on a canonical form (column_types.py), while the
+output keeps the original values. Row ids hash the canonical form, so equal rows share one.
 """
 
 from dataclasses import dataclass
 
+from dbt.adapters.spark_streams.streams.column_types import (
+    ColumnType,
+    canonical,
+    canonical_fields,
+    comparable,
+    row_type,
+    unordered,
+)
 from dbt.adapters.spark_streams.streams.sql import column_list, quote, string_literal
 
 METADATA_COLUMNS = (
@@ -23,8 +35,25 @@ AFTER_TYPES = "('insert', 'update_postimage')"
 JSON_KEEP_NULLS = "map('ignoreNullFields', 'false')"
 
 
+class _Typed:
+    """The row and key types of a read, from its columns' catalog strings (DESCRIBE's
+    data_type, one per column). Without them every column counts as orderable."""
+
+    columns: tuple[str, ...]
+    unique_key: tuple[str, ...]
+    column_types: tuple[str, ...]
+
+    @property
+    def row_type(self) -> ColumnType:
+        return row_type(self.columns, self.column_types)
+
+    @property
+    def key_type(self) -> ColumnType:
+        return row_type(self.columns, self.column_types, self.unique_key)
+
+
 @dataclass(frozen=True)
-class ChangeRange:
+class ChangeRange(_Typed):
     """The versions of one source a stream read covers: start..end, both inclusive."""
 
     source: str
@@ -32,6 +61,7 @@ class ChangeRange:
     unique_key: tuple[str, ...]
     start: int
     end: int
+    column_types: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -39,7 +69,7 @@ class ChangeRange:
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class Snapshot(_Typed):
     """A source as of one version, for a new stream's initial rows."""
 
     source: str
@@ -47,6 +77,7 @@ class Snapshot:
     unique_key: tuple[str, ...]
     version: int
     timestamp: str
+    column_types: tuple[str, ...] = ()
 
 
 def _row_struct(columns: tuple[str, ...], prefix: str = "") -> str:
@@ -54,9 +85,21 @@ def _row_struct(columns: tuple[str, ...], prefix: str = "") -> str:
     return f"named_struct({fields})"
 
 
-def key_hash(unique_key: tuple[str, ...], prefix: str = "") -> str:
+def _row_json(row: ColumnType, prefix: str = "") -> str:
+    """The JSON of a row's canonical form, which row ids hash: for a row of ordinary columns
+    (no map, variant or float) this is the JSON of the row itself."""
+    return f"to_json(named_struct({canonical_fields(row, prefix)}), {JSON_KEEP_NULLS})"
+
+
+def key_hash(key: ColumnType, prefix: str = "") -> str:
     """Row id of a keyed row: the same for a key on every stream of the source."""
-    return f"sha1(to_json({_row_struct(unique_key, prefix)}, {JSON_KEEP_NULLS}))"
+    return f"sha1({_row_json(key, prefix)})"
+
+
+def _same(row: ColumnType, old: str, new: str) -> str:
+    """Whether two row structs are equal: `<=>`, on the canonical form where Spark has no
+    ordering for a column's type."""
+    return f"{comparable(old, row)} <=> {comparable(new, row)}"
 
 
 def _feed(change: ChangeRange) -> str:
@@ -78,14 +121,12 @@ def empty_sql(snapshot: Snapshot) -> str:
 
 def initial_rows_sql(snapshot: Snapshot) -> str:
     """Every row present at the snapshot's version, as an INSERT."""
-    row = _row_struct(snapshot.columns)
     if snapshot.unique_key:
-        row_id = key_hash(snapshot.unique_key)
+        row_id = key_hash(snapshot.key_type)
     else:
-        occurrence = (
-            f"row_number() over (partition by to_json({row}, {JSON_KEEP_NULLS}) order by 1)"
-        )
-        row_id = f"sha1(concat(to_json({row}, {JSON_KEEP_NULLS}), '#', {occurrence}))"
+        row_json = _row_json(snapshot.row_type)
+        occurrence = f"row_number() over (partition by {row_json} order by 1)"
+        row_id = f"sha1(concat({row_json}, '#', {occurrence}))"
     output = _output(
         column_list(snapshot.columns),
         "'INSERT'",
@@ -99,11 +140,10 @@ def initial_rows_sql(snapshot: Snapshot) -> str:
 
 def append_only_sql(change: ChangeRange) -> str:
     """Every row inserted in the range, as inserted, even if later changed or deleted."""
-    row = _row_struct(change.columns)
     if change.unique_key:
-        row_id = key_hash(change.unique_key)
+        row_id = key_hash(change.key_type)
     else:
-        row_json = f"to_json({row}, {JSON_KEEP_NULLS})"
+        row_json = _row_json(change.row_type)
         occurrence = f"row_number() over (partition by {row_json}, _commit_version order by 1)"
         row_id = f"sha1(concat({row_json}, '#', _commit_version, '#', {occurrence}))"
     output = _output(
@@ -129,14 +169,13 @@ def keyed_net_sql(change: ChangeRange) -> str:
     sorted once: the cost follows the change, as a hand-written MERGE's does.
     """
     row = _row_struct(change.columns)
-    keys = column_list(change.unique_key)
+    keys = ", ".join(comparable(quote(name), kind) for name, kind in change.key_type.fields)
     order = f"_commit_version, _change_type in {AFTER_TYPES}"
-    key_json = f"to_json({_row_struct(change.unique_key, '_first.row.')}, {JSON_KEEP_NULLS})"
     output = _output(
         "_row.*",
         "_action",
         "_old is not null and _new is not null",
-        f"sha1({key_json})",
+        key_hash(change.key_type, "_first.row."),
         "_last.version",
         "_last.ts",
     )
@@ -159,7 +198,7 @@ def keyed_net_sql(change: ChangeRange) -> str:
 ), _halves as (
   select *, if(_action = 'DELETE', _old, _new) as _row
   from _paired lateral view explode(array('DELETE', 'INSERT')) _halves as _action
-  where _old is null or _new is null or not (_old <=> _new)
+  where _old is null or _new is null or not ({_same(change.row_type, "_old", "_new")})
 )
 select {output} from _halves where _row is not null"""
 
@@ -169,9 +208,11 @@ def multiset_net_sql(change: ChangeRange) -> str:
 
     Without a key an update is a delete of one value and an insert of another, so
     `metadata_isupdate` is always false and a row id is the value plus an occurrence number.
+    Rows group by their values, or by their canonical form where Spark cannot group the
+    values themselves (any one of a group's equal values is then the output).
     """
-    row = _row_struct(change.columns)
-    row_id = f"sha1(concat(to_json(_row, {JSON_KEEP_NULLS}), '#', _occurrence))"
+    grouped, row_json = _multiset_group(change.row_type, _row_struct(change.columns))
+    row_id = f"sha1(concat({row_json}, '#', _occurrence))"
     output = _output(
         "_row.*",
         "case when _net > 0 then 'INSERT' else 'DELETE' end",
@@ -181,7 +222,7 @@ def multiset_net_sql(change: ChangeRange) -> str:
         "_last.ts",
     )
     return f"""with _net as (
-  select {row} as _row,
+  select {grouped},
          sum(case when _change_type in {AFTER_TYPES} then 1 else -1 end) as _net,
          max(struct(_commit_version as version, _commit_timestamp as ts)) as _last
   from {_feed(change)}
@@ -190,6 +231,14 @@ def multiset_net_sql(change: ChangeRange) -> str:
   having sum(case when _change_type in {AFTER_TYPES} then 1 else -1 end) <> 0
 )
 select {output} from _net lateral view explode(sequence(1, abs(_net))) _n as _occurrence"""
+
+
+def _multiset_group(row: ColumnType, values: str) -> tuple[str, str]:
+    """The keyless netting's group (its first select item is the key) and the row's JSON."""
+    if not unordered(row):
+        return f"{values} as _row", f"to_json({canonical('_row', row)}, {JSON_KEEP_NULLS})"
+    key = f"named_struct({canonical_fields(row)})"
+    return f"{key} as _key, any_value({values}) as _row", f"to_json(_key, {JSON_KEEP_NULLS})"
 
 
 def net_changes_sql(change: ChangeRange) -> str:

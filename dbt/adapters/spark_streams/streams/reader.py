@@ -291,7 +291,12 @@ def _check_key(request: StreamRequest, source: SourceTable) -> StreamRequest:
 
 def _snapshot(request: StreamRequest, source: SourceTable, pin: SourceVersion) -> Snapshot:
     return Snapshot(
-        source.name, source.columns, request.unique_key, pin.version, pin.timestamp_text
+        source.name,
+        source.columns,
+        request.unique_key,
+        pin.version,
+        pin.timestamp_text,
+        source.column_types,
     )
 
 
@@ -323,7 +328,9 @@ def _pending_changes(
 def _changes(
     request: StreamRequest, source: SourceTable, first: int, last: int, snapshot: Snapshot
 ) -> str:
-    change = ChangeRange(source.name, source.columns, request.unique_key, first, last)
+    change = ChangeRange(
+        source.name, source.columns, request.unique_key, first, last, source.column_types
+    )
     if change.is_empty:
         return empty_sql(snapshot)
     if request.mode == "append_only":

@@ -35,13 +35,15 @@ class SourceVersion:
 @dataclass(frozen=True)
 class SourceTable:
     """A Delta source as a build sees it. Its table id is read only when a build needs it
-    (see identity.py), so `table_id` stays empty until then."""
+    (see identity.py), so `table_id` stays empty until then. `column_types` are DESCRIBE's
+    data_type strings, one per column: netting needs them for types Spark cannot compare."""
 
     name: str
     columns: tuple[str, ...]
     change_data_feed: bool
     retention: Retention
     table_id: str = ""
+    column_types: tuple[str, ...] = ()
 
 
 def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
@@ -92,6 +94,7 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
         columns=columns,
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
         retention=Retention.from_properties(properties),
+        column_types=_column_types(described),
     )
 
 
@@ -114,13 +117,23 @@ def _detail(described: list[Row], label: str) -> str | None:
 
 def _columns(described: list[Row]) -> tuple[str, ...]:
     """Column names in table order; DESCRIBE's partition and detail sections are skipped."""
-    columns = []
+    return tuple(str(row["col_name"]) for row in _column_rows(described))
+
+
+def _column_types(described: list[Row]) -> tuple[str, ...]:
+    """Column types (catalog strings such as map<string,int>), in the order of `_columns`."""
+    return tuple(str(row["data_type"]) for row in _column_rows(described))
+
+
+def _column_rows(described: list[Row]) -> list[Row]:
+    """DESCRIBE's rows of the table's columns: those before its first section header."""
+    rows = []
     for row in described:
         column = row["col_name"]
         if not column or column.startswith("#"):
             break
-        columns.append(column)
-    return tuple(columns)
+        rows.append(row)
+    return rows
 
 
 def _check_column_names(stream: str, name: str, columns: tuple[str, ...]) -> None:
