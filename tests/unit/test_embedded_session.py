@@ -17,6 +17,8 @@ from dbt.adapters.spark_streams.embedded_session import (
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(embedded_session, "project_dir", lambda: tmp_path)
+    # An empty jar cache, whatever this machine's holds (tests/unit/test_jar_cache.py).
+    monkeypatch.setenv("SPARK_STREAMS_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path
 
 

@@ -18,6 +18,7 @@ from dbt.adapters.exceptions import FailedToConnectError
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
+from dbt.adapters.spark_streams import cds, jar_cache
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 
 logger = AdapterLogger("SparkStreams")
@@ -60,8 +61,13 @@ def jvm_log_path(creds: SparkStreamsCredentials) -> Path:
 
 
 def jar_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
-    """Delta jars from a local folder when one is given, else resolved from Maven Central."""
+    """Delta jars from a local folder when one is given, else from the adapter's jar cache
+    (see jar_cache.py), else resolved from Maven Central (and cached after the start)."""
     if not creds.jars_dir:
+        if jar_cache.applies(creds.server_side_parameters):
+            cached = jar_cache.cached_jars(creds.delta_package)
+            if cached:
+                return {"spark.jars": ",".join(str(jar) for jar in cached)}
         return {"spark.jars.packages": creds.delta_package}
     folder = _resolve(creds.jars_dir, "")
     jars = sorted(str(jar) for jar in folder.glob("*.jar"))
@@ -144,9 +150,18 @@ def _log_excerpt(log_file: Path, lines: int = 15) -> str:
     return "\n".join((telling or tail)[-lines:])
 
 
-def _start_failure(creds: SparkStreamsCredentials, exc: Exception) -> FailedToConnectError:
+def _start_failure(
+    creds: SparkStreamsCredentials, confs: dict[str, str], exc: Exception
+) -> FailedToConnectError:
     where = f"the jars in {creds.jars_dir}" if creds.jars_dir else creds.delta_package
     log_file = jvm_log_path(creds)
+    cached = ""
+    if not creds.jars_dir and "spark.jars.packages" not in confs:
+        cached = (
+            f" The Delta jars came from the adapter's cache "
+            f"{jar_cache.entry_dir(creds.delta_package)}: delete that folder to resolve "
+            f"{creds.delta_package} again."
+        )
     return FailedToConnectError(
         f"The embedded Spark session did not start: {exc}\n"
         f"Last lines of the JVM log {log_file}:\n{_log_excerpt(log_file)}\n"
@@ -154,6 +169,7 @@ def _start_failure(creds: SparkStreamsCredentials, exc: Exception) -> FailedToCo
         "Central (check the network or a proxy). Fetch the jars once with `make jars` and set "
         "`jars_dir` in the profile to that folder; the session then starts offline. "
         "If they mention java, check that Java 17 is installed and JAVA_HOME points to it."
+        f"{cached}"
     )
 
 
@@ -188,14 +204,87 @@ def start_embedded_session(creds: SparkStreamsCredentials) -> SparkSession:
 def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
     _require_java()
     metastore_path(creds).mkdir(parents=True, exist_ok=True)
+    confs = session_confs(creds)
+    archive = _cds_archive(confs)
+    options = cds.start_options(archive) if archive else []
+    try:
+        session = _start(creds, cds.with_java_options(confs, options))
+    except FailedToConnectError as exc:
+        if not (archive and options):
+            raise
+        # The archive must never cost a start: start again without it, and drop it if that
+        # start succeeds (it was the archive).
+        logger.debug(f"Spark did not start with the CDS archive {archive.path}: {exc}")
+        session = _start(creds, confs)
+        cds.forget(archive, f"a start with it failed and one without it succeeded: {exc}")
+        options = []
+    session.sparkContext.setLogLevel("ERROR")
+    jars = "jars_dir" if creds.jars_dir else "spark.jars.packages"
+    if not creds.jars_dir and "spark.jars.packages" not in confs:
+        jars = f"the jar cache {jar_cache.entry_dir(creds.delta_package)}"
+    logger.debug(
+        f"Started embedded Spark {session.version} with {creds.delta_package} from {jars}"
+        + (f", CDS archive {archive.path}" if archive and options else ", no CDS archive")
+    )
+    _after_start(creds, confs, session)
+    return session
+
+
+def _start(creds: SparkStreamsCredentials, confs: dict[str, str]) -> SparkSession:
     builder = SparkSession.builder.master(creds.master)
-    for key, value in session_confs(creds).items():
+    for key, value in confs.items():
         builder = builder.config(key, value)
     try:
-        with _jvm_output_to(jvm_log_path(creds)):
-            session = builder.enableHiveSupport().getOrCreate()
+        with _jvm_output_to(jvm_log_path(creds)), _spark_home_set():
+            return builder.enableHiveSupport().getOrCreate()
     except PySparkRuntimeError as exc:
-        raise _start_failure(creds, exc) from exc
-    session.sparkContext.setLogLevel("ERROR")
-    logger.debug(f"Started embedded Spark {session.version} with {creds.delta_package}")
-    return session
+        raise _start_failure(creds, confs, exc) from exc
+
+
+@contextmanager
+def _spark_home_set() -> Iterator[None]:
+    """SPARK_HOME for the launch, so spark-submit need not start a Python to find it."""
+    if os.environ.get("SPARK_HOME") or not jar_cache.fast_start_enabled():
+        yield
+        return
+    os.environ["SPARK_HOME"] = str(cds.spark_home())
+    try:
+        yield
+    finally:
+        os.environ.pop("SPARK_HOME", None)
+
+
+def _cds_archive(confs: dict[str, str]) -> cds.Archive | None:
+    if not cds.enabled():
+        return None
+    try:
+        return cds.archive_for(confs)
+    except Exception as exc:
+        logger.debug(f"No CDS archive for this start: {exc}")
+        return None
+
+
+def _after_start(
+    creds: SparkStreamsCredentials, confs: dict[str, str], session: SparkSession
+) -> None:
+    """Once per machine: cache the jars this start resolved, train the CDS archive.
+
+    Neither may fail the start: problems are logged at debug and the next start tries again.
+    """
+    if "spark.jars.packages" in confs and jar_cache.applies(creds.server_side_parameters):
+        try:
+            resolved = session.sparkContext.getConf().get("spark.jars") or ""
+            stored = jar_cache.store(creds.delta_package, jar_cache.resolved_jar_files(resolved))
+            logger.debug(f"Cached the {len(stored)} jars of {creds.delta_package}")
+        except Exception as exc:
+            logger.debug(f"Could not cache the jars of {creds.delta_package}: {exc}")
+    if not cds.enabled():
+        return
+    try:
+        # Trained for the class path of the next start (which uses the jar cache).
+        next_confs = session_confs(creds)
+        archive = cds.archive_for(next_confs)
+        if archive and cds.train_in_background(archive, next_confs, creds.master):
+            logger.debug(f"Training the CDS archive {archive.path} in the background")
+    except Exception as exc:
+        logger.debug(f"Could not start training a CDS archive: {exc}")
