@@ -9,6 +9,7 @@ alternating old and new run by run, and prints the medians and new / old.
 
 - old: SPARK_STREAMS_FAST_START=0, the start before issue 14: `spark.jars.packages` resolved
   by Ivy on every start (from Ivy's cache), no class-data-sharing archive;
+- jars: the jar cache alone (SPARK_STREAMS_CDS=0), to show what each half is worth;
 - new: the default: the Delta jars from the adapter's jar cache as `spark.jars`, the JVM mapping
   its CDS archive. Before timing, one untimed start fills the caches and the bench waits until
   the background trainer has written the archive.
@@ -34,7 +35,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DBT = str(Path(sys.executable).with_name("dbt"))
-MODES = {"old": {"SPARK_STREAMS_FAST_START": "0"}, "new": {"SPARK_STREAMS_FAST_START": "1"}}
+MODES = {
+    "old": {"SPARK_STREAMS_FAST_START": "0"},
+    "jars": {"SPARK_STREAMS_FAST_START": "1", "SPARK_STREAMS_CDS": "0"},
+    "new": {"SPARK_STREAMS_FAST_START": "1", "SPARK_STREAMS_CDS": "1"},
+}
 
 
 def environment(project: Path, mode: str) -> dict[str, str]:
@@ -173,17 +178,23 @@ def phases(project: Path, mode: str) -> dict[str, float]:
 
 
 def median_table(times: dict[str, dict[str, list[float]]]) -> list[str]:
+    others = [mode for mode in MODES if mode != "old"]
     lines = [
-        "| command | old (median s) | new (median s) | new / old | old runs | new runs |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| command | "
+        + " | ".join(f"{mode} (median s)" for mode in MODES)
+        + " | "
+        + " | ".join(f"{mode} / old" for mode in others)
+        + " |",
+        "| --- " * (1 + len(MODES) + len(others)) + "|",
     ]
     for command, by_mode in times.items():
-        old, new = statistics.median(by_mode["old"]), statistics.median(by_mode["new"])
-        runs = {mode: " ".join(f"{t:.1f}" for t in by_mode[mode]) for mode in ("old", "new")}
-        lines.append(
-            f"| `{command}` | {old:.1f} | {new:.1f} | {new / old:.2f} "
-            f"| {runs['old']} | {runs['new']} |"
-        )
+        medians = {mode: statistics.median(by_mode[mode]) for mode in MODES}
+        cells = [f"{medians[mode]:.1f}" for mode in MODES]
+        cells += [f"{medians[mode] / medians['old']:.2f}" for mode in others]
+        lines.append(f"| `{command}` | " + " | ".join(cells) + " |")
+    for command, by_mode in times.items():
+        for mode in MODES:
+            lines.append(f"`{command}` {mode}: " + " ".join(f"{t:.1f}" for t in by_mode[mode]))
     return lines
 
 
@@ -202,11 +213,11 @@ def main() -> None:
         wait_for_trainers()
         dbt(project, "new", "run-operation", "create_shop_sources")
         dbt(project, "old", "debug")
-        times: dict[str, dict[str, list[float]]] = {c: {"old": [], "new": []} for c in commands}
+        times: dict[str, dict[str, list[float]]] = {c: {m: [] for m in MODES} for c in commands}
         loads = []
         for rep in range(args.reps):
             for command, dbt_args in commands.items():
-                for mode in ("old", "new") if rep % 2 == 0 else ("new", "old"):
+                for mode in list(MODES) if rep % 2 == 0 else reversed(MODES):
                     times[command][mode].append(dbt(project, mode, *dbt_args))
                     loads.append(os.getloadavg()[0])
                     print(f"{command} {mode}: {times[command][mode][-1]:.1f} s", flush=True)
@@ -216,20 +227,21 @@ def main() -> None:
             f"1-minute load average during the runs: median {statistics.median(loads):.1f}, "
             f"{min(loads):.1f} to {max(loads):.1f} ({os.cpu_count()} cores)"
         )
+        # Printed now: the phase runs below take as long again and may be interrupted.
+        print("\n".join(["", *lines]), flush=True)
         result: dict[str, object] = {"times": times, "loads": loads}
         if args.phases:
-            runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+            runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
             for rep in range(args.reps):
-                for mode in ("old", "new") if rep % 2 == 0 else ("new", "old"):
+                for mode in list(MODES) if rep % 2 == 0 else reversed(MODES):
                     runs[mode].append(phases(project, mode))
-            lines += ["", "| phase (median s) | old | new |", "| --- | --- | --- |"]
+            lines = ["", "| phase (median s) | " + " | ".join(MODES) + " |"]
+            lines.append("| --- " * (1 + len(MODES)) + "|")
             for name in runs["old"][0]:
-                old, new = (
-                    statistics.median(run[name] for run in runs[m]) for m in ("old", "new")
-                )
-                lines.append(f"| {name} | {old:.1f} | {new:.1f} |")
+                cells = [f"{statistics.median(run[name] for run in runs[m]):.1f}" for m in MODES]
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
             result["phases"] = runs
-        print("\n".join(["", *lines]))
+            print("\n".join(lines))
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))
 

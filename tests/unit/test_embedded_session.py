@@ -61,6 +61,18 @@ def test_server_side_parameters_win_over_the_adapter_defaults(project: Path) -> 
     assert confs["spark.databricks.delta.properties.defaults.enableChangeDataFeed"] == "false"
 
 
+def test_jvm_options_default_to_the_quick_jit_tier_and_can_be_replaced(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    derby = f"-Dderby.system.home={project / 'metastore'}"
+    options = "spark.driver.extraJavaOptions"
+    assert session_confs(credentials())[options] == f"{derby} -XX:TieredStopAtLevel=1"
+    assert session_confs(credentials(jvm_options="-Xss4m"))[options] == f"{derby} -Xss4m"
+    assert session_confs(credentials(jvm_options=""))[options] == derby
+    monkeypatch.setenv("SPARK_STREAMS_FAST_START", "0")  # the start before issue 14
+    assert session_confs(credentials())[options] == derby
+
+
 def test_jars_dir_replaces_maven_resolution(project: Path) -> None:
     jars = project / "jars"
     jars.mkdir()

@@ -19,7 +19,7 @@ from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams import cds, jar_cache
-from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
 
 logger = AdapterLogger("SparkStreams")
 
@@ -91,7 +91,9 @@ def session_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": str(warehouse_path(creds)),
         **metastore_confs(creds, metastore),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
+        "spark.driver.extraJavaOptions": " ".join(
+            [f"-Dderby.system.home={metastore}", jvm_options(creds)]
+        ).strip(),
         "spark.sql.shuffle.partitions": partitions,
         "spark.default.parallelism": partitions,
         "spark.databricks.delta.snapshotPartitions": partitions,
@@ -103,6 +105,13 @@ def session_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
         **jar_confs(creds),
     }
     return {**confs, **creds.server_side_parameters}
+
+
+def jvm_options(creds: SparkStreamsCredentials) -> str:
+    """The profile's `jvm_options`; unset, the adapter's default (the old start: none)."""
+    if creds.jvm_options is not None:
+        return creds.jvm_options
+    return DEFAULT_JVM_OPTIONS if jar_cache.fast_start_enabled() else ""
 
 
 def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str, str]:
