@@ -40,8 +40,12 @@ lint: install
 unit: install
 	$(BIN)/pytest tests/unit
 
+# Three pytest-xdist workers, each module or test class on one of them (each worker starts its
+# own Spark session, catalog and warehouse); the longest modules go first (tests/conftest.py).
+PYTEST_WORKERS ?= 3
 functional: install
-	$(BIN)/pytest tests/functional tests/integration
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=15 \
+	    tests/functional tests/integration
 
 test: lint unit functional
 

@@ -12,6 +12,31 @@ from dbt.adapters.spark_streams.embedded_session import start_embedded_session
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
+# The longest test modules, longest first (`make test` prints pytest's --durations=15). `make
+# test` runs the suite on pytest-xdist workers, each module or class on one worker; handing the
+# long ones out first keeps the run from ending on one of them while the other workers idle.
+LONGEST_FIRST = (
+    "tests/functional/streams/test_threads.py",
+    "tests/functional/streams/test_staleness.py",
+    "tests/functional/streams/test_fuzz.py",
+    "tests/functional/streams/test_source_schema_change.py",
+    "tests/integration/test_shop_project.py",
+    "tests/integration/test_crash_safety.py",
+    "tests/integration/test_spark_connect.py",
+    "tests/integration/test_concurrency.py",
+    "tests/functional/streams/test_column_types.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules of LONGEST_FIRST first, in that order; the rest as collected."""
+
+    def rank(item: pytest.Item) -> int:
+        module = item.nodeid.split("::")[0]
+        return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
+
 
 @pytest.fixture(scope="session")
 def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -6,7 +6,7 @@ import pytest
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams import embedded_session
-from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
 from dbt.adapters.spark_streams.embedded_session import (
     DELTA_CATALOG,
     DELTA_EXTENSION,
@@ -66,7 +66,7 @@ def test_jvm_options_default_to_the_quick_jit_tier_and_can_be_replaced(
 ) -> None:
     derby = f"-Dderby.system.home={project / 'metastore'}"
     options = "spark.driver.extraJavaOptions"
-    assert session_confs(credentials())[options] == f"{derby} -XX:TieredStopAtLevel=1"
+    assert session_confs(credentials())[options] == f"{derby} {DEFAULT_JVM_OPTIONS}"
     assert session_confs(credentials(jvm_options="-Xss4m"))[options] == f"{derby} -Xss4m"
     assert session_confs(credentials(jvm_options=""))[options] == derby
     monkeypatch.setenv("SPARK_STREAMS_FAST_START", "0")  # the start before issue 14
