@@ -301,16 +301,25 @@ class FakeSession:
         self.sparkContext = SimpleNamespace(setLogLevel=lambda level: None)
 
 
-def test_a_start_the_archive_breaks_is_retried_without_it_and_the_archive_dropped(
-    jdk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def archive_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
+) -> tuple[SparkStreamsCredentials, cds.Archive]:
+    """Credentials of a project in `tmp_path` and its start's archive, holding `content`;
+    nothing runs after a start."""
     monkeypatch.setattr(embedded_session, "project_dir", lambda: tmp_path)
     monkeypatch.setattr(embedded_session, "_after_start", lambda *args: None)
     creds = SparkStreamsCredentials.from_dict({"schema": "s"})
     archive = cds.archive_for(embedded_session.session_confs(creds))
     assert archive is not None
     archive.folder.mkdir(parents=True)
-    archive.path.write_bytes(b"truncated")
+    archive.path.write_bytes(content)
+    return creds, archive
+
+
+def test_a_start_the_archive_breaks_is_retried_without_it_and_the_archive_dropped(
+    jdk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    creds, archive = archive_in_place(tmp_path, monkeypatch, b"truncated")
     starts: list[str] = []
 
     def start(creds: Any, confs: dict[str, str]) -> FakeSession:
@@ -345,13 +354,7 @@ def test_a_start_that_fails_without_an_archive_is_not_retried(
 def test_no_archive_options_when_switched_off(
     jdk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(embedded_session, "project_dir", lambda: tmp_path)
-    monkeypatch.setattr(embedded_session, "_after_start", lambda *args: None)
-    creds = SparkStreamsCredentials.from_dict({"schema": "s"})
-    archive = cds.archive_for(embedded_session.session_confs(creds))
-    assert archive is not None
-    archive.folder.mkdir(parents=True)
-    archive.path.write_bytes(b"archive")
+    creds, _ = archive_in_place(tmp_path, monkeypatch, b"archive")
     seen: list[str] = []
     monkeypatch.setattr(
         embedded_session,
