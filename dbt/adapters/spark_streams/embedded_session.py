@@ -165,7 +165,7 @@ def _start_failure(
     where = f"the jars in {creds.jars_dir}" if creds.jars_dir else creds.delta_package
     log_file = jvm_log_path(creds)
     cached = ""
-    if not creds.jars_dir and "spark.jars.packages" not in confs:
+    if _jars_from_cache(creds, confs):
         cached = (
             f" The Delta jars came from the adapter's cache "
             f"{jar_cache.entry_dir(creds.delta_package)}: delete that folder to resolve "
@@ -229,14 +229,19 @@ def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
         options = []
     session.sparkContext.setLogLevel("ERROR")
     jars = "jars_dir" if creds.jars_dir else "spark.jars.packages"
-    if not creds.jars_dir and "spark.jars.packages" not in confs:
+    if _jars_from_cache(creds, confs):
         jars = f"the jar cache {jar_cache.entry_dir(creds.delta_package)}"
     logger.debug(
         f"Started embedded Spark {session.version} with {creds.delta_package} from {jars}"
         + (f", CDS archive {archive.path}" if archive and options else ", no CDS archive")
     )
-    _after_start(creds, confs, session)
+    _after_start(creds, confs, session, archive)
     return session
+
+
+def _jars_from_cache(creds: SparkStreamsCredentials, confs: dict[str, str]) -> bool:
+    """Whether this start's Delta jars are the jar cache's (no jars_dir, nothing to resolve)."""
+    return not creds.jars_dir and "spark.jars.packages" not in confs
 
 
 def _start(creds: SparkStreamsCredentials, confs: dict[str, str]) -> SparkSession:
@@ -274,13 +279,19 @@ def _cds_archive(confs: dict[str, str]) -> cds.Archive | None:
 
 
 def _after_start(
-    creds: SparkStreamsCredentials, confs: dict[str, str], session: SparkSession
+    creds: SparkStreamsCredentials,
+    confs: dict[str, str],
+    session: SparkSession,
+    archive: cds.Archive | None,
 ) -> None:
     """Once per machine: cache the jars this start resolved, train the CDS archive.
 
     Neither may fail the start: problems are logged at debug and the next start tries again.
+    The archive is trained for the next start: this start's slot (`archive`), unless this
+    start resolved the jars.
     """
-    if "spark.jars.packages" in confs and jar_cache.applies(creds.server_side_parameters):
+    resolved_now = "spark.jars.packages" in confs
+    if resolved_now and jar_cache.applies(creds.server_side_parameters):
         try:
             resolved = session.sparkContext.getConf().get("spark.jars") or ""
             stored = jar_cache.store(creds.delta_package, jar_cache.resolved_jar_files(resolved))
@@ -290,10 +301,10 @@ def _after_start(
     if not cds.enabled():
         return
     try:
-        # Trained for the class path of the next start (which uses the jar cache).
-        next_confs = session_confs(creds)
-        archive = cds.archive_for(next_confs)
-        if archive and cds.train_in_background(archive, next_confs, creds.master):
+        if resolved_now:  # the next start uses the jar cache: another class path, slot
+            confs = session_confs(creds)
+            archive = cds.archive_for(confs)
+        if archive and cds.train_in_background(archive, confs, creds.master):
             logger.debug(f"Training the CDS archive {archive.path} in the background")
     except Exception as exc:
         logger.debug(f"Could not start training a CDS archive: {exc}")
