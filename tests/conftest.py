@@ -44,6 +44,16 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("spark")
 
 
+# The functional tests' tables hold a handful of rows: Spark's interpreted expressions run them
+# in a fraction of the time Janino takes to compile generated code for every new expression (a
+# third of a tiny MERGE's time). Both paths compute the same results (Spark tests one against
+# the other); the integration tests run the default, generated code.
+INTERPRETED = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
+
 def session_target(spark_home: Path) -> dict:
     """The profile target every test uses, so whichever test starts Spark first, it is this."""
     target = {
@@ -55,6 +65,7 @@ def session_target(spark_home: Path) -> dict:
         "jvm_log": str(spark_home / "spark-jvm.log"),
         "shuffle_partitions": 1,
         "driver_memory": "2g",
+        "server_side_parameters": INTERPRETED,
     }
     jars_dir = os.environ.get("SPARK_STREAMS_JARS_DIR")
     if jars_dir:

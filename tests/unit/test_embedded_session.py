@@ -37,6 +37,7 @@ def test_defaults_wire_delta_and_a_persistent_catalog_into_the_project(project: 
     )
     assert confs["spark.jars.packages"] == "io.delta:delta-spark_4.2_2.13:4.4.0"
     assert confs["spark.sql.shuffle.partitions"] == "4"
+    assert confs["spark.sql.sources.parallelPartitionDiscovery.parallelism"] == "4"
     assert confs["spark.databricks.delta.properties.defaults.enableChangeDataFeed"] == "true"
     assert confs["spark.sql.ansi.enabled"] == "false"
 

@@ -97,6 +97,9 @@ def session_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
         "spark.sql.shuffle.partitions": partitions,
         "spark.default.parallelism": partitions,
         "spark.databricks.delta.snapshotPartitions": partitions,
+        # File listings (VACUUM's above all) run this many tasks: Spark's default of 10,000
+        # suits a cluster, and made a VACUUM of a two-file table take 70 s on one machine.
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": partitions,
         "spark.databricks.delta.properties.defaults.enableChangeDataFeed": str(
             creds.change_data_feed
         ).lower(),
