@@ -15,12 +15,10 @@ step "dbt build: seed, snapshot, models and tests"
 dbt build
 step "dbt docs generate"
 dbt docs generate
-step "what the project built"
+step "what the project built, and the streams with their offsets"
 dbt run-operation print_shop_summary
 step "a batch of inserts, updates and deletes on the sources"
 dbt run-operation apply_shop_changes
 step "dbt build again: the stream models consume exactly that batch"
 dbt build
 dbt run-operation print_shop_summary
-step "the streams and their offsets"
-dbt run-operation show_streams

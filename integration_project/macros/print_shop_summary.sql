@@ -1,4 +1,5 @@
-{#- Prints every relation in the shop's schemas with its kind, format and row count. -#}
+{#- Prints every relation in the shop's schemas with its kind, format and row count, then the
+    streams with their offsets (the adapter's show_streams). -#}
 {% macro print_shop_summary() %}
   {% for schema in ['shop_raw', target.schema] %}
     {% for name in run_query('show tables in ' ~ schema).columns['tableName'].values() | sort %}
@@ -8,4 +9,5 @@
       {{ print('%-36s %-15s %8d rows' | format(relation ~ '', kind, rows)) }}
     {% endfor %}
   {% endfor %}
+  {{ show_streams() }}
 {% endmacro %}
