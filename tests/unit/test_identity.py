@@ -5,7 +5,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from dbt.adapters.spark_streams.streams.identity import history_shows_same_table
-from dbt.adapters.spark_streams.streams.staleness import PendingCommits
+from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 
 OFFSET_TIME = datetime(2026, 11, 20, 9, 30, 15, 123000)
 
@@ -14,8 +14,8 @@ def commit(version: int, operation: str, timestamp: datetime) -> dict:
     return {"version": version, "operation": operation, "timestamp": timestamp}
 
 
-def pending(offset_commit: dict | None, *later: dict) -> PendingCommits:
-    return PendingCommits(
+def pending(offset_commit: dict | None, *later: dict) -> CommitsSinceOffset:
+    return CommitsSinceOffset(
         source="shop.orders",
         offset=4,
         pin=4 + len(later),
@@ -47,5 +47,5 @@ def test_the_offset_commit_as_recorded_and_plain_writes_since() -> None:
     ],
     ids=["other-commit", "commit-gone", "create-or-replace", "replace-as-select", "clone"],
 )
-def test_anything_else_leaves_it_to_the_table_id(history: PendingCommits) -> None:
+def test_anything_else_leaves_it_to_the_table_id(history: CommitsSinceOffset) -> None:
     assert not history_shows_same_table(history)

@@ -10,7 +10,7 @@ from datetime import datetime
 import pytest
 
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
-from dbt.adapters.spark_streams.streams.runner import Row
+from dbt.adapters.spark_streams.streams.run_sql import Row
 
 NOW = datetime(2026, 11, 21, 12, 0, 0)
 

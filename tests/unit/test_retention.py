@@ -12,7 +12,7 @@ from dbt.adapters.spark_streams.streams.retention import (
     parse_interval,
 )
 from dbt.adapters.spark_streams.streams.staleness import (
-    PendingCommits,
+    CommitsSinceOffset,
     check_readable,
     expiry_warning,
     stale_after,
@@ -80,8 +80,8 @@ def commit(version: int, age: timedelta, operation: str = "WRITE", **parameters:
 OFFSET_TIME = datetime(2026, 11, 1, 12, 30)
 
 
-def pending(*commits: dict, offset: int = 4, pin: int = 6) -> PendingCommits:
-    return PendingCommits("`s`.`t`", offset, pin, tuple(commits), OFFSET_TIME)
+def pending(*commits: dict, offset: int = 4, pin: int = 6) -> CommitsSinceOffset:
+    return CommitsSinceOffset("`s`.`t`", offset, pin, tuple(commits), OFFSET_TIME)
 
 
 def test_fresh_range_is_readable() -> None:

@@ -6,9 +6,7 @@ exactly as long as the build that took them.
 
 import threading
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -18,28 +16,32 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
-from dbt.adapters.spark_streams.streams.commit import (
-    BuildCommit,
-    latest_commit_for,
-    marker_confs,
-    retry_on_conflict,
-    run_with_commit,
-    run_with_confs,
-    verify_landed,
+from dbt.adapters.spark_streams.streams.build import (
+    BuildEnv,
+    BuildPlan,
+    StreamBuild,
+    begin,
+    finish,
+    plan,
+)
+from dbt.adapters.spark_streams.streams.commit import retry_on_conflict
+from dbt.adapters.spark_streams.streams.consumer_config import (
+    ConsumerConfig,
+    ModelConfig,
+    StreamSettings,
+    as_key,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.faults import crash_during, crash_point
-from dbt.adapters.spark_streams.streams.reader import StreamBuild, StreamRequest, read_stream
+from dbt.adapters.spark_streams.streams.faults import at_step
+from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
-from dbt.adapters.spark_streams.streams.retention import extension_days
-from dbt.adapters.spark_streams.streams.runner import Row
-from dbt.adapters.spark_streams.streams.sql import quote_path
+from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_stream
+from dbt.adapters.spark_streams.streams.run_sql import Row
 from dbt.adapters.spark_streams.streams.status import stream_status
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
 MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
-DEFAULT_EXTENSION_DAYS = 14
 
 
 class StreamMethods(metaclass=AdapterMeta):
@@ -98,9 +100,33 @@ class StreamMethods(metaclass=AdapterMeta):
             return list(names)
 
     @available
+    def sql_string_literal(self, value: Any) -> str:
+        """A Spark SQL string literal of `value`, for the macros: the one escaping helper.
+
+        Not a `string_literal` macro: dbt's dispatch would pick that up for its own
+        cross-database `string_literal`, whose input dbt has already escaped.
+        """
+        return string_literal(str(value))
+
+    @available
+    def stream_strategy_macro(self, context: dict[str, Any], strategy: str) -> Any:
+        """The macro writing a build of `strategy`: `stream_<strategy>_sql`, looked up in the
+        model's context as dbt's get_incremental_strategy_macro does, so a project's own macro
+        of that name wins."""
+        name = f"stream_{strategy}_sql"
+        if name not in context:
+            raise StreamError(
+                f"incremental_strategy '{strategy}' has no macro {name}; define it in the "
+                "project's macros (see strategies.sql)."
+            )
+        return context[name]
+
+    @available
     def stream_sql(
         self,
         node_id: str,
+        model_name: str,
+        config: ModelConfig,
         consuming: bool,
         target: BaseRelation,
         target_exists: bool,
@@ -108,8 +134,13 @@ class StreamMethods(metaclass=AdapterMeta):
         source: BaseRelation,
         options: dict[str, Any],
     ) -> str:
-        """The change-set SQL of one `stream()` call in the model `node_id`."""
+        """The change-set SQL of one `stream()` call in the model `node_id`. A consumer's
+        config is checked before any stream is read."""
         target_name = quote_path(str(target.schema), str(target.identifier))
+        consumer = ConsumerConfig.from_model_config(model_name, config) if consuming else None
+        settings = (
+            consumer.streams if consumer else StreamSettings.from_model_config(model_name, config)
+        )
 
         def new_build() -> StreamBuild:
             build = StreamBuild(
@@ -118,16 +149,12 @@ class StreamMethods(metaclass=AdapterMeta):
                 target=target_name,
                 target_exists=target_exists,
                 full_refresh=full_refresh,
-                auto_enable_change_tracking=bool(options.get("auto_enable_change_tracking")),
-                max_data_extension_days=extension_days(
-                    options.get("max_data_extension_time", DEFAULT_EXTENSION_DAYS), node_id
-                ),
+                auto_enable_change_tracking=settings.auto_enable_change_tracking,
+                max_data_extension_days=settings.max_data_extension_days,
                 dry_run=bool(options.get("empty")),
                 project_consumers=frozenset(options.get("project_consumers") or ()),
             )
-            if consuming and target_exists:
-                self._reconcile(build)
-            return build
+            return begin(self.run_rows, build)
 
         build = self._build(node_id, new_build)
         request = StreamRequest(
@@ -135,109 +162,58 @@ class StreamMethods(metaclass=AdapterMeta):
             schema=str(source.schema),
             identifier=str(source.identifier),
             mode=str(options.get("mode") or "standard"),
-            unique_key=_as_key(options.get("unique_key")),
+            unique_key=_stream_key(options, consumer),
             show_initial_rows=bool(options.get("show_initial_rows", True)),
             start=_start_point(options),
             start_inclusive=options.get("at") is not None,
             other_consumers=tuple(options.get("other_consumers") or ()),
         )
-        sql = read_stream(self.run_rows, self._registry(), build, request)
+        sql = resolve_stream(self.run_rows, self._registry(), build, request)
         _log_warnings(build)
         if consuming:
-            crash_point("after_pin")
+            at_step("after_pin")
         return sql
 
-    def _reconcile(self, build: StreamBuild) -> None:
-        """Take the streams' offsets from the target's last stream commit, where they count.
-
-        The registry is not read: a build that writes appends its streams' new offsets anyway,
-        and a build without a write rolls the registry forward in `_roll_forward`.
-        """
-        assert build.consumer is not None
-        commit = latest_commit_for(self.run_rows, build.target, build.consumer)
-        if commit is None:
-            return
-        build.last_txn_version = commit.txn_version
-        if commit.fresh_target:
-            # A dry run (--empty) created the target empty: its streams start over.
-            build.target_exists = False
-            return
-        build.committed = commit.records
-        for record in commit.records:
-            build.registered[record.name] = record
-
     @available
-    def stream_changes_pending(self, node_id: str) -> bool:
-        """Whether the model's build has anything to write. When no source committed since
-        its stream's offset there is nothing to consume and no offset to move, so the
-        materialization skips the write (and its commit) altogether."""
+    def stream_build_plan(
+        self,
+        node_id: str,
+        model_name: str,
+        config: ModelConfig,
+        existing: BaseRelation | None,
+        full_refresh: bool,
+    ) -> BuildPlan:
+        """The materialization's one decision (streams/build.py): the checked config, and
+        whether to rebuild the target, write its changes or write nothing. When no source
+        committed since its streams' offsets there is nothing to consume and no offset to
+        move, so the write (and its commit) is skipped altogether."""
+        consumer = ConsumerConfig.from_model_config(model_name, config)
         build = self._builds().get((get_invocation_id(), node_id))
-        return build is None or build.pending
+        existing_is_delta = None if existing is None else bool(existing.is_delta)  # type: ignore[attr-defined]
+        return plan(consumer, build, existing_is_delta, full_refresh)
 
     @available
     def commit_stream_build(
         self, node_id: str, statement: str | None, file_rows: int = 0
     ) -> AdapterResponse:
-        """Run the build's one write with the streams' new offsets in the same Delta commit.
-
-        With no statement (nothing pending) the build ends without a write. `file_rows` caps
-        the rows per file the write produces (0: no cap); see `write_confs`.
-        """
-        confs = write_confs(file_rows)
+        """Run the build's one write with the streams' new offsets in the same Delta commit
+        (streams/build.py). `file_rows` caps the rows per file the write produces (0: no
+        cap); see `write_confs`."""
         build = self._builds().pop((get_invocation_id(), node_id), None)
-        if build is not None and build.dry_run:
-            return self._dry_run_write(build, node_id, statement, confs)
-        if statement is None:
-            if build is not None:
-                self._registry().queue_if_behind(build.committed)
-            return AdapterResponse(_message="OK, no pending changes")
-        if build is None or not build.reads:
-            run_with_confs(self.run_rows, statement, confs)
-            return AdapterResponse(_message="OK")
-        self._write_sources(build)
-        records = [record for record, _ in build.reads.values()]
-        txn_version = max([build.last_txn_version, *(r.txn_version for r in records)]) + 1
-        stamped = tuple(_with_txn(record, txn_version) for record in records)
-        commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
-        crash_during("during_write")
-        # The write runs the change read: a read across a source's schema change may need
-        # Delta's schema check off, for this statement only (streams/schema_changes.py).
-        confs = {**confs, **build.schema_reads.confs}
-        reported = run_with_commit(self.run_rows, statement, commit, confs)
-        if not reported:
-            # A MERGE that commits reports its metrics row, and one Delta skipped as already
-            # applied reports nothing; other writes report nothing either way, so the
-            # target's history decides.
-            verify_landed(self.run_rows, build.target, commit)
-        crash_point("after_commit")
-        self._registry().queue(stamped)
-        self._registry().queue_if_behind(build.committed)
-        names = ", ".join(record.name for record in stamped)
-        return AdapterResponse(_message=f"OK, consumed {names}")
+        env = BuildEnv(self.run_rows, self._registry(), self._write_source, at_step)
+        message = finish(env, node_id, build, statement, write_confs(file_rows))
+        return AdapterResponse(_message=message)
 
-    def _dry_run_write(
-        self, build: StreamBuild, node_id: str, statement: str | None, confs: dict[str, str]
-    ) -> AdapterResponse:
-        """dbt's --empty: the target is created empty where it is missing, and no offset
-        moves. The created target is marked so that its next real build starts its streams
-        over instead of resuming a registered offset into an empty table."""
-        if statement is None:
-            return AdapterResponse(_message="OK, --empty: nothing consumed")
-        commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
-        run_with_confs(self.run_rows, statement, {**confs, **marker_confs(commit)})
-        return AdapterResponse(_message="OK, --empty: target created empty, nothing consumed")
-
-    def _write_sources(self, build: StreamBuild) -> None:
-        """The source writes the build planned (Change Data Feed on, retention extended).
+    def _write_source(self, statement: str, message: str) -> None:
+        """A source write a build planned (Change Data Feed on, retention extended).
 
         Builds of other models on the same source may plan the same ALTER: threads take turns,
         and a write that lost to another process's metadata change is tried again (the same
         properties set twice change nothing).
         """
-        for statement, message in build.source_writes:
-            with self._source_write_lock:
-                retry_on_conflict(partial(self.run_rows, statement))
-            logger.info(message)
+        with self._source_write_lock:
+            retry_on_conflict(partial(self.run_rows, statement))
+        logger.info(message)
 
     def cleanup_connections(self) -> None:
         """dbt closes its connections at the end of every invocation: the registry is
@@ -340,13 +316,6 @@ def _start_point(options: dict[str, Any]) -> dict | None:
     return point
 
 
-def _as_key(value: Any) -> tuple[str, ...]:
-    if value is None or value == "":
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(item) for item in value)
-
-
-def _with_txn(record: StreamRecord, txn_version: int) -> StreamRecord:
-    return replace(record, txn_version=txn_version)
+def _stream_key(options: dict[str, Any], consumer: ConsumerConfig | None) -> tuple[str, ...]:
+    """stream()'s unique_key; in a consumer without one, the model's unique_key."""
+    return as_key(options.get("unique_key")) or (consumer.unique_key if consumer else ())

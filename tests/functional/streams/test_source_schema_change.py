@@ -17,7 +17,7 @@ from dbt.adapters.spark_streams.streams.schema_changes import (
     check_schema_changes,
     describe_change,
 )
-from dbt.adapters.spark_streams.streams.staleness import PendingCommits
+from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 from tests.functional.adapter.delta import DeltaProject, sources_yml
 
 SOURCES = sources_yml("shop", "renamed", "dropped", "widened", "added", "unmapped")
@@ -317,12 +317,12 @@ RENAME = ("RENAME COLUMN", {"oldColumnPath": "name", "newColumnPath": "full_name
 WRITE = ("WRITE", {"mode": "Append", "partitionBy": "[]"})
 
 
-def pending(*commits: tuple[str, dict], source: str = "`shop`.`members`") -> PendingCommits:
+def pending(*commits: tuple[str, dict], source: str = "`shop`.`members`") -> CommitsSinceOffset:
     rows = tuple(
         {"version": version, "operation": op, "operationParameters": parameters}
         for version, (op, parameters) in enumerate(commits, start=3)
     )
-    return PendingCommits(source, 2, 2 + len(commits), rows)
+    return CommitsSinceOffset(source, 2, 2 + len(commits), rows)
 
 
 class Probe:
@@ -336,7 +336,9 @@ class Probe:
         return self.plan
 
 
-def decide(plan, *streams: PendingCommits, consuming: bool = True) -> tuple[SchemaReads, Probe]:
+def decide(
+    plan, *streams: CommitsSinceOffset, consuming: bool = True
+) -> tuple[SchemaReads, Probe]:
     run, reads = Probe(plan), SchemaReads()
     for number, commits in enumerate(streams):
         check_schema_changes(run, reads, f"s{number}", commits, "model.shop.m", consuming)

@@ -19,7 +19,7 @@ from dbt.adapters.spark_streams.streams.column_types import (
     row_type,
     unordered,
 )
-from dbt.adapters.spark_streams.streams.sql import column_list, quote, string_literal
+from dbt.adapters.spark_streams.streams.quoting import column_list, quote, string_literal
 
 METADATA_COLUMNS = (
     "metadata_action",

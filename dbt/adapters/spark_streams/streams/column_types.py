@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dbt.adapters.spark_streams.streams.sql import quote, string_literal
+from dbt.adapters.spark_streams.streams.quoting import quote, string_literal
 
 UNORDERED = ("map", "variant")
 FLOATS = ("float", "double")

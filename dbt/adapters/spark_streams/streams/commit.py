@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
+from dbt.adapters.spark_streams.streams.quoting import quote
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
-from dbt.adapters.spark_streams.streams.runner import Row, RunSql
-from dbt.adapters.spark_streams.streams.sql import quote
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 
 MARKER = "dbt_spark_streams"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"

@@ -17,17 +17,15 @@ def _kill() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def crash_point(step: str) -> None:
-    """Die here if the crash tests asked for this step."""
-    if os.environ.get(CRASH_ENV) == step:
-        _kill()
-
-
-def crash_during(step: str) -> threading.Timer | None:
-    """Die shortly after this point, while the next statement runs, if asked for this step."""
+def at_step(step: str) -> None:
+    """The adapter's hook at each step of a build's commit protocol (streams/build.py): die
+    there if the crash tests asked for this step. At `during_write` the process dies shortly
+    after, while the write statement that follows runs."""
     if os.environ.get(CRASH_ENV) != step:
-        return None
-    timer = threading.Timer(WRITE_DELAY_SECONDS, _kill)
-    timer.daemon = True
-    timer.start()
-    return timer
+        return
+    if step == "during_write":
+        timer = threading.Timer(WRITE_DELAY_SECONDS, _kill)
+        timer.daemon = True
+        timer.start()
+        return
+    _kill()

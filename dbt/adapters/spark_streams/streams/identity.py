@@ -13,9 +13,9 @@ from dataclasses import replace
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
-from dbt.adapters.spark_streams.streams.runner import Row, RunSql
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 from dbt.adapters.spark_streams.streams.source import SourceTable, source_table_id
-from dbt.adapters.spark_streams.streams.staleness import PendingCommits
+from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 
 # History operations that may give a table new metadata, and with it a new id: then the id
 # itself decides (e.g. CREATE OR REPLACE TABLE, REPLACE TABLE AS SELECT, a replacing CLONE).
@@ -23,7 +23,11 @@ NEW_TABLE_OPERATIONS = ("CREATE", "REPLACE", "CLONE")
 
 
 def same_source(
-    run: RunSql, stream: str, existing: StreamRecord, source: SourceTable, pending: PendingCommits
+    run: RunSql,
+    stream: str,
+    existing: StreamRecord,
+    source: SourceTable,
+    pending: CommitsSinceOffset,
 ) -> SourceTable:
     """The source with its table id; raise if it is not the table the offset belongs to."""
     identified = with_table_id(run, existing, source, pending)
@@ -39,7 +43,7 @@ def same_source(
 
 
 def with_table_id(
-    run: RunSql, existing: StreamRecord, source: SourceTable, pending: PendingCommits
+    run: RunSql, existing: StreamRecord, source: SourceTable, pending: CommitsSinceOffset
 ) -> SourceTable:
     """The source with its table id: the offset's when the history vouches, else read."""
     if history_shows_same_table(pending):
@@ -47,7 +51,7 @@ def with_table_id(
     return source_table_id(run, source)
 
 
-def history_shows_same_table(pending: PendingCommits) -> bool:
+def history_shows_same_table(pending: CommitsSinceOffset) -> bool:
     """The offset's commit, as recorded, and no create or replace after it."""
     offset = pending.offset_commit
     if offset is None or pending.offset_time is None:

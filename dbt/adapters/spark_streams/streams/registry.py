@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from dbt.adapters.spark_streams.streams.runner import Row, RunSql
-from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
+from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 
 REGISTRY_TABLE = "dbt_streams"
 REGISTRY_LOG = "dbt_streams_log"
@@ -90,7 +90,7 @@ class Registry:
         self.run = run
         self.schema = schema
         self.compact_at_files = compact_at_files
-        self.table = quote_path(schema, REGISTRY_TABLE)
+        self.latest_view = quote_path(schema, REGISTRY_TABLE)
         self.log = quote_path(schema, REGISTRY_LOG)
         self._ensured = False
         self._ensure_lock = threading.Lock()
@@ -143,11 +143,11 @@ class Registry:
         """The view of the newest row per stream; a registry kept as a table by versions
         before the log moves its rows into the log first."""
         if self._listed("tables"):
-            self.run(f"insert into {self.log} select *, now() from {self.table}")
-            self.run(f"drop table {self.table}")
+            self.run(f"insert into {self.log} select *, now() from {self.latest_view}")
+            self.run(f"drop table {self.latest_view}")
         names = ", ".join(f.name for f in fields(StreamRecord))
         self.run(
-            f"create view if not exists {self.table} as select {names} from (select *, "
+            f"create view if not exists {self.latest_view} as select {names} from (select *, "
             f"row_number() over (partition by name order by {NEWEST_FIRST}) "
             f"as newest from {self.log}) where newest = 1"
         )
@@ -223,7 +223,9 @@ class Registry:
     def all(self) -> list[StreamRecord]:
         """Every stream, by name."""
         self.ensure()
-        return [StreamRecord.from_row(row) for row in self.run(f"select * from {self.table}")]
+        return [
+            StreamRecord.from_row(row) for row in self.run(f"select * from {self.latest_view}")
+        ]
 
     def append(self, records: list[StreamRecord]) -> None:
         """Record the streams' new state, all in one commit."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.sql import string_literal
+from dbt.adapters.spark_streams.streams.quoting import string_literal
 
 DELETED_FILES = "delta.deletedFileRetentionDuration"
 LOG = "delta.logRetentionDuration"

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.runner import Row, RunSql
-from dbt.adapters.spark_streams.streams.sql import string_literal
-from dbt.adapters.spark_streams.streams.staleness import PendingCommits
+from dbt.adapters.spark_streams.streams.quoting import string_literal
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
+from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 
 UNSAFE_READ = (
     "spark.databricks.delta.changeDataFeed.unsafeBatchReadOnIncompatibleSchemaChanges.enabled"
@@ -90,7 +90,7 @@ def check_schema_changes(
     run: RunSql,
     reads: SchemaReads,
     stream: str,
-    pending: PendingCommits,
+    pending: CommitsSinceOffset,
     consumer: str,
     consuming: bool,
 ) -> None:
@@ -105,7 +105,9 @@ def check_schema_changes(
     reads.add(read, consumer)
 
 
-def schema_read(run: RunSql, stream: str, pending: PendingCommits, consumer: str) -> SchemaRead:
+def schema_read(
+    run: RunSql, stream: str, pending: CommitsSinceOffset, consumer: str
+) -> SchemaRead:
     """How the range reads. Delta reads a change in the range's first commit in the new schema
     with its check on, so only the commits after it count."""
     later = pending.commits[1:]

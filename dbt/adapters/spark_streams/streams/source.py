@@ -5,9 +5,9 @@ from datetime import datetime
 
 from dbt.adapters.spark_streams.streams.changes import METADATA_COLUMNS
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
 from dbt.adapters.spark_streams.streams.retention import Retention
-from dbt.adapters.spark_streams.streams.runner import Row, RunSql
-from dbt.adapters.spark_streams.streams.sql import quote_path, string_literal
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
 DETAIL_SECTION = "# Detailed Table Information"

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import Retention, format_interval
-from dbt.adapters.spark_streams.streams.runner import Row, RunSql
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 from dbt.adapters.spark_streams.streams.source import SourceVersion
 
 WARN_WITHIN = timedelta(hours=24)
@@ -22,7 +22,7 @@ RECENT_COMMITS = 32
 
 
 @dataclass(frozen=True)
-class PendingCommits:
+class CommitsSinceOffset:
     """The source's commits after a stream's offset, oldest first, up to the pinned version."""
 
     source: str
@@ -41,13 +41,13 @@ class PendingCommits:
         return bool(self.commits) and int(self.commits[0]["version"]) == self.offset + 1
 
 
-def pending_commits(
+def commits_since_offset(
     run: RunSql,
     source: str,
     offset: int,
     offset_time: datetime | None = None,
     pin: int | None = None,
-) -> PendingCommits:
+) -> CommitsSinceOffset:
     """History of the versions offset+1..pin (default: the newest), the offset's own commit
     (to tell the table is still the same one, see identity.py) and the newest version.
 
@@ -64,12 +64,12 @@ def pending_commits(
         key=lambda row: int(row["version"]),
     )
     offset_commit = next((row for row in rows if int(row["version"]) == offset), None)
-    return PendingCommits(
+    return CommitsSinceOffset(
         source, offset, last, tuple(in_range), offset_time, latest, offset_commit
     )
 
 
-def stale_after(pending: PendingCommits, retention: Retention) -> datetime | None:
+def stale_after(pending: CommitsSinceOffset, retention: Retention) -> datetime | None:
     """When the oldest unread commit leaves retention; None while nothing is unread."""
     if pending.first is None:
         return None
@@ -77,7 +77,7 @@ def stale_after(pending: PendingCommits, retention: Retention) -> datetime | Non
 
 
 def check_readable(
-    stream: str, pending: PendingCommits, retention: Retention, change_data_feed_now: bool
+    stream: str, pending: CommitsSinceOffset, retention: Retention, change_data_feed_now: bool
 ) -> None:
     """Raise a StreamError naming the stream, its offset and the fix if Delta cannot read it."""
     reason = stale_reason(pending, retention, change_data_feed_now)
@@ -99,7 +99,7 @@ def _committed(moment: datetime | None) -> str:
 
 
 def stale_reason(
-    pending: PendingCommits, retention: Retention, change_data_feed_now: bool
+    pending: CommitsSinceOffset, retention: Retention, change_data_feed_now: bool
 ) -> tuple[str, int] | None:
     """Why the pending range is unreadable and the earliest readable version, or None."""
     if pending.pin <= pending.offset:
@@ -141,7 +141,7 @@ def _turns_change_data_feed_off(row: Row) -> bool:
     return value is not None and str(value).lower() != "true"
 
 
-def _after_last_enable(pending: PendingCommits) -> int:
+def _after_last_enable(pending: CommitsSinceOffset) -> int:
     enabled = [
         int(row["version"])
         for row in pending.commits
@@ -150,7 +150,7 @@ def _after_last_enable(pending: PendingCommits) -> int:
     return max(enabled) + 1 if enabled else pending.pin + 1
 
 
-def expiry_warning(stream: str, pending: PendingCommits, retention: Retention) -> str | None:
+def expiry_warning(stream: str, pending: CommitsSinceOffset, retention: Retention) -> str | None:
     """A warning when the stream's pending changes leave retention within 24 hours."""
     deadline = stale_after(pending, retention)
     if deadline is None or deadline - datetime.now() > WARN_WITHIN:

@@ -6,11 +6,11 @@ from typing import Any
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.identity import with_table_id
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
-from dbt.adapters.spark_streams.streams.runner import RunSql
+from dbt.adapters.spark_streams.streams.run_sql import RunSql
 from dbt.adapters.spark_streams.streams.source import SourceTable, inspect_source
 from dbt.adapters.spark_streams.streams.staleness import (
-    PendingCommits,
-    pending_commits,
+    CommitsSinceOffset,
+    commits_since_offset,
     stale_after,
     stale_reason,
 )
@@ -26,14 +26,16 @@ def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
     if source is None:
         reason = f"source {record.source_table} is no longer a Delta table"
         return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
-    pending = pending_commits(run, source.name, record.offset_version, record.offset_timestamp)
+    pending = commits_since_offset(
+        run, source.name, record.offset_version, record.offset_timestamp
+    )
     if with_table_id(run, record, source, pending).table_id != record.source_id:
         reason = f"source {record.source_table} was dropped and recreated or replaced"
         return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
     return {**status, **_readability(pending, source)}
 
 
-def _readability(pending: PendingCommits, source: SourceTable) -> dict[str, Any]:
+def _readability(pending: CommitsSinceOffset, source: SourceTable) -> dict[str, Any]:
     reason = stale_reason(pending, source.retention, source.change_data_feed)
     deadline: datetime | None = stale_after(pending, source.retention)
     if reason is None:

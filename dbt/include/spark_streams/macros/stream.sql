@@ -18,29 +18,25 @@
     {{ return(relation) }}
   {%- endif -%}
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
-  {%- if consuming -%}
-    {#- The consumer's config is checked before any stream is read. -#}
-    {%- do spark_streams__stream_strategy() -%}
-  {%- endif -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
   {#- dbt's --empty renders every ref() and source() with `limit 0`: a dry run reads and
-      consumes nothing. -#}
+      consumes nothing. The model's config is checked and defaulted in Python
+      (streams/consumer_config.py). -#}
   {%- set options = {
       'name': name or (model.name ~ '__' ~ spark_streams__relation_label(relation)),
       'mode': mode,
-      'unique_key': unique_key or (config.get('unique_key') if consuming else none),
+      'unique_key': unique_key,
       'show_initial_rows': show_initial_rows,
       'at': at,
       'before': before,
-      'auto_enable_change_tracking': config.get('auto_enable_change_tracking', true),
-      'max_data_extension_time': config.get('max_data_extension_time', 14),
       'other_consumers': spark_streams__other_consumers(name) if consuming and name else [],
       'project_consumers': spark_streams__project_consumers() if consuming else [],
       'empty': relation.limit == 0,
   } -%}
   {%- set change_sql = adapter.stream_sql(
-      model.unique_id, consuming, this, existing is not none and existing.is_delta,
-      consuming and should_full_refresh(), relation, options) -%}
+      model.unique_id, model.name, config, consuming, this,
+      existing is not none and existing.is_delta, consuming and should_full_refresh(),
+      relation, options) -%}
   {{ return('(' ~ spark_streams__stream_marker() ~ ' ' ~ change_sql ~ ')') }}
 {%- endmacro %}
 

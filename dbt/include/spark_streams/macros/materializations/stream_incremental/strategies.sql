@@ -1,56 +1,73 @@
-{#- The one write statement of an incremental stream build, per strategy. -#}
-{% macro spark_streams__stream_write_sql(strategy, source, target, columns) %}
-  {%- if strategy == 'append' -%}
-    {{ return(adapter.dispatch('stream_append_sql', 'dbt')(source, target, columns)) }}
-  {%- elif strategy == 'merge' -%}
-    {{ return(adapter.dispatch('stream_merge_sql', 'dbt')(source, target, columns)) }}
-  {%- else -%}
-    {{ return(adapter.dispatch('stream_apply_changes_sql', 'dbt')(source, target, columns)) }}
-  {%- endif -%}
-{% endmacro %}
+{#-
+  The write statement of an incremental stream build: one macro per strategy, named
+  stream_<strategy>_sql. The materialization finds it by name in the model's context, the way
+  dbt finds get_incremental_<strategy>_sql, and each dispatches, so a project overrides one
+  with spark_streams__stream_merge_sql (or stream_merge_sql) in its own macros. A new strategy
+  is one more pair here plus its name in streams/consumer_config.py. Each takes the change set
+  (a temporary view), the target, the columns to write and the model's unique_key (a list,
+  empty without one).
+-#}
 
+{% macro stream_append_sql(source, target, columns, unique_key) -%}
+  {{ return(adapter.dispatch('stream_append_sql', 'dbt')(source, target, columns, unique_key)) }}
+{%- endmacro %}
 
-{#- The model's unique_key as a list (empty without one). -#}
-{% macro spark_streams__unique_keys() -%}
-  {%- set keys = config.get('unique_key') -%}
-  {{ return([keys] if keys is string else (keys or [])) }}
+{% macro stream_merge_sql(source, target, columns, unique_key) -%}
+  {{ return(adapter.dispatch('stream_merge_sql', 'dbt')(source, target, columns, unique_key)) }}
+{%- endmacro %}
+
+{% macro stream_apply_changes_sql(source, target, columns, unique_key) -%}
+  {{ return(adapter.dispatch('stream_apply_changes_sql', 'dbt')(source, target, columns, unique_key)) }}
 {%- endmacro %}
 
 
-{% macro spark_streams__key_match(left, right) -%}
-  {%- for key in spark_streams__unique_keys() -%}
-    {{ left }}.{{ adapter.quote(key) }} <=> {{ right }}.{{ adapter.quote(key) }}{{ ' and ' if not loop.last }}
-  {%- endfor -%}
+{% macro spark_streams__stream_append_sql(source, target, columns, unique_key) -%}
+  insert into {{ target }} ({{ get_quoted_csv(columns) }})
+  select {{ get_quoted_csv(columns) }} from {{ source }}
 {%- endmacro %}
 
 
-{% macro spark_streams__stream_append_sql(source, target, columns) -%}
-  insert into {{ target }} ({% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
-  select {% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %} from {{ source }}
-{%- endmacro %}
-
-
-{% macro spark_streams__stream_merge_sql(source, target, columns) -%}
+{% macro spark_streams__stream_merge_sql(source, target, columns, unique_key) -%}
   merge into {{ target }} as t
   using {{ source }} as s
-  on {{ spark_streams__key_match('t', 's') }}
-  when matched then update set
-    {% for c in columns %}t.{{ adapter.quote(c) }} = s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %}
-  when not matched then insert ({% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
-    values ({% for c in columns %}s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
+  on {{ spark_streams__key_match(unique_key) }}
+  when matched then update set {{ spark_streams__set_columns(columns) }}
+  when not matched then insert ({{ get_quoted_csv(columns) }})
+    values ({{ spark_streams__prefixed_columns('s', columns) }})
 {%- endmacro %}
 
 
 {#- A mirror: DELETEs that are not half of an update remove the key, INSERTs upsert it. -#}
-{% macro spark_streams__stream_apply_changes_sql(source, target, columns) -%}
+{% macro spark_streams__stream_apply_changes_sql(source, target, columns, unique_key) -%}
   merge into {{ target }} as t
   using (select * from {{ source }} where not (metadata_action = 'DELETE' and metadata_isupdate)) as s
-  on {{ spark_streams__key_match('t', 's') }}
+  on {{ spark_streams__key_match(unique_key) }}
   when matched and s.metadata_action = 'DELETE' then delete
-  when matched then update set
-    {% for c in columns %}t.{{ adapter.quote(c) }} = s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %}
-  when not matched and s.metadata_action = 'INSERT' then insert ({% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
-    values ({% for c in columns %}s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %})
+  when matched then update set {{ spark_streams__set_columns(columns) }}
+  when not matched and s.metadata_action = 'INSERT' then insert ({{ get_quoted_csv(columns) }})
+    values ({{ spark_streams__prefixed_columns('s', columns) }})
+{%- endmacro %}
+
+
+{#- t.`k` <=> s.`k` for each key column: null keys match each other, as in the stream. -#}
+{% macro spark_streams__key_match(unique_key) -%}
+  {%- for key in unique_key -%}
+    t.{{ adapter.quote(key) }} <=> s.{{ adapter.quote(key) }}{{ ' and ' if not loop.last }}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro spark_streams__set_columns(columns) -%}
+  {%- for c in columns -%}
+    t.{{ adapter.quote(c) }} = s.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro spark_streams__prefixed_columns(prefix, columns) -%}
+  {%- for c in columns -%}
+    {{ prefix }}.{{ adapter.quote(c) }}{{ ', ' if not loop.last }}
+  {%- endfor -%}
 {%- endmacro %}
 
 
@@ -64,14 +81,9 @@
   {%- do properties.update(config.get('tblproperties') or {}) -%}
   tblproperties (
     {%- for name, value in properties.items() %}
-    {{ spark_streams__string_literal(name) }} = {{ spark_streams__string_literal(value) }}{{ ',' if not loop.last }}
+    {{ adapter.sql_string_literal(name) }} = {{ adapter.sql_string_literal(value) }}{{ ',' if not loop.last }}
     {%- endfor %}
   )
-{%- endmacro %}
-
-
-{% macro spark_streams__string_literal(value) -%}
-  '{{ (value | string).replace('\\', '\\\\').replace("'", "\\'") }}'
 {%- endmacro %}
 
 
@@ -80,7 +92,7 @@
   order when there is a key. With file_rows capping each file, every file then holds one key
   range, and a later MERGE of changes that cluster by key rewrites only a few small files.
 -#}
-{% macro spark_streams__stream_create_sql(relation, sql, strategy, columns) -%}
+{% macro spark_streams__stream_create_sql(relation, sql, consumer, columns) -%}
   create or replace table {{ relation }}
   using delta
   {{ options_clause() }}
@@ -89,8 +101,8 @@
   {{ location_clause() }}
   {{ comment_clause() }}
   as
-  {%- if strategy == 'apply_changes' %}
-  select {% for c in columns %}{{ adapter.quote(c) }}{{ ', ' if not loop.last }}{% endfor %}
+  {%- if consumer.strategy == 'apply_changes' %}
+  select {{ get_quoted_csv(columns) }}
   from (
     {{ sql }}
   ) where metadata_action = 'INSERT'
@@ -99,13 +111,7 @@
     {{ sql }}
   )
   {%- endif %}
-  {{ spark_streams__key_order() }}
-{%- endmacro %}
-
-
-{% macro spark_streams__key_order() -%}
-  {%- set keys = spark_streams__unique_keys() -%}
-  {%- if keys and spark_streams__file_rows() > 0 -%}
-  order by {% for key in keys %}{{ adapter.quote(key) }}{{ ', ' if not loop.last }}{% endfor %}
-  {%- endif -%}
+  {%- if consumer.unique_key and consumer.file_rows > 0 %}
+  order by {{ get_quoted_csv(consumer.unique_key) }}
+  {%- endif %}
 {%- endmacro %}

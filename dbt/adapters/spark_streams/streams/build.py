@@ -1,0 +1,185 @@
+"""One model's build, from its first `stream()` call to its commit.
+
+The life cycle has three named steps, each run once:
+
+- `begin`: a consuming build of an existing target takes its streams' offsets from the
+  target's last stream commit (reconciliation; the registry may lag behind it).
+- reading streams (resolve.py): each `stream()` call pins its source, checks it and returns
+  the change SQL; the offsets to move to and the source writes needed are recorded here.
+- `finish`: the source writes, then the ONE write statement with the new offsets in its
+  commit, a check that it landed, and the offsets queued for the registry.
+
+The engine runs SQL through `run` only; the adapter passes in what it owns: the registry,
+how to run a source write (threads take turns), and `at_step`, called at each step of the
+commit protocol (the crash tests kill the process there; otherwise it does nothing).
+"""
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from dbt.adapters.spark_streams.streams.commit import (
+    BuildCommit,
+    latest_commit_for,
+    marker_confs,
+    run_with_commit,
+    run_with_confs,
+    verify_landed,
+)
+from dbt.adapters.spark_streams.streams.consumer_config import ConsumerConfig
+from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.run_sql import RunSql
+from dbt.adapters.spark_streams.streams.schema_changes import SchemaReads
+from dbt.adapters.spark_streams.streams.source import SourceVersion
+
+AtStep = Callable[[str], None]
+
+
+@dataclass
+class StreamBuild:
+    """One model's build: its pins and the streams it read. A peek has no consumer."""
+
+    consumer: str | None
+    schema: str
+    target: str
+    target_exists: bool
+    full_refresh: bool
+    auto_enable_change_tracking: bool
+    max_data_extension_days: int = 0
+    dry_run: bool = False
+    project_consumers: frozenset[str] = frozenset()
+    last_txn_version: int = 0
+    warnings: list[str] = field(default_factory=list)
+    prepared: set[str] = field(default_factory=set)
+    source_writes: list[tuple[str, str]] = field(default_factory=list)
+    registered: dict[str, StreamRecord | None] = field(default_factory=dict)
+    committed: tuple[StreamRecord, ...] = ()
+    moves: bool = False
+    pins: dict[str, SourceVersion] = field(default_factory=dict)
+    reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
+    schema_reads: SchemaReads = field(default_factory=SchemaReads)
+
+    @property
+    def has_write(self) -> bool:
+        """Whether a write is due: a stream is created or its source has new commits. A dry
+        run (dbt's --empty) has nothing to write to a target that exists."""
+        return not self.dry_run and (self.moves or not self.reads)
+
+    @property
+    def consuming(self) -> bool:
+        return self.consumer is not None
+
+    @property
+    def recreates_streams(self) -> bool:
+        """A full refresh, or a consumer's first build, (re)creates every stream it reads."""
+        return self.full_refresh or (self.consuming and not self.target_exists)
+
+
+def begin(run: RunSql, build: StreamBuild) -> StreamBuild:
+    """Take the streams' offsets from the target's last stream commit, where they count.
+
+    The registry is not read: a build that writes appends its streams' new offsets anyway,
+    and a build without a write rolls the registry forward in `finish`.
+    """
+    if not (build.consuming and build.target_exists):
+        return build
+    assert build.consumer is not None
+    commit = latest_commit_for(run, build.target, build.consumer)
+    if commit is None:
+        return build
+    build.last_txn_version = commit.txn_version
+    if commit.fresh_target:
+        # A dry run (--empty) created the target empty: its streams start over.
+        build.target_exists = False
+        return build
+    build.committed = commit.records
+    for record in commit.records:
+        build.registered[record.name] = record
+    return build
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """What the materialization does, decided once: rebuild the target (first build,
+    --full-refresh, or a relation there that is not a Delta table, which is dropped first),
+    write the changes into it, or write nothing (no source committed since the offsets)."""
+
+    consumer: ConsumerConfig
+    rebuild: bool
+    drop_existing: bool
+    has_changes: bool
+
+
+def plan(
+    consumer: ConsumerConfig,
+    build: StreamBuild | None,
+    existing_is_delta: bool | None,
+    full_refresh: bool,
+) -> BuildPlan:
+    """The plan of a build whose target is missing (None), a Delta table (True) or another
+    relation (False). A model without a stream() call has no build and always writes."""
+    rebuild = not existing_is_delta or full_refresh
+    return BuildPlan(
+        consumer=consumer,
+        rebuild=rebuild,
+        drop_existing=existing_is_delta is False,
+        has_changes=not rebuild and (build is None or build.has_write),
+    )
+
+
+@dataclass(frozen=True)
+class BuildEnv:
+    """What `finish` needs from the adapter."""
+
+    run: RunSql
+    registry: Registry
+    write_source: Callable[[str, str], None]
+    at_step: AtStep
+
+
+def finish(
+    env: BuildEnv, node_id: str, build: StreamBuild | None, statement: str | None, confs: dict
+) -> str:
+    """Run the build's one write with the streams' new offsets in the same Delta commit, and
+    return dbt's message for it. No statement: nothing was pending, and nothing is written."""
+    if build is not None and build.dry_run:
+        return _finish_dry_run(env, node_id, build, statement, confs)
+    if statement is None:
+        if build is not None:
+            env.registry.queue_if_behind(build.committed)
+        return "OK, no pending changes"
+    if build is None or not build.reads:
+        run_with_confs(env.run, statement, confs)
+        return "OK"
+    for source_write, message in build.source_writes:
+        env.write_source(source_write, message)
+    records = [record for record, _ in build.reads.values()]
+    txn_version = max([build.last_txn_version, *(r.txn_version for r in records)]) + 1
+    stamped = tuple(replace(record, txn_version=txn_version) for record in records)
+    commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
+    env.at_step("during_write")
+    # The write runs the change read: a read across a source's schema change may need
+    # Delta's schema check off, for this statement only (streams/schema_changes.py).
+    reported = run_with_commit(env.run, statement, commit, {**confs, **build.schema_reads.confs})
+    if not reported:
+        # A MERGE that commits reports its metrics row, and one Delta skipped as already
+        # applied reports nothing; other writes report nothing either way, so the target's
+        # history decides.
+        verify_landed(env.run, build.target, commit)
+    env.at_step("after_commit")
+    env.registry.queue(stamped)
+    env.registry.queue_if_behind(build.committed)
+    return f"OK, consumed {', '.join(record.name for record in stamped)}"
+
+
+def _finish_dry_run(
+    env: BuildEnv, node_id: str, build: StreamBuild, statement: str | None, confs: dict
+) -> str:
+    """dbt's --empty: the target is created empty where it is missing, and no offset moves.
+    The created target is marked so that its next real build starts its streams over instead
+    of resuming a registered offset into an empty table."""
+    if statement is None:
+        return "OK, --empty: nothing consumed"
+    commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
+    run_with_confs(env.run, statement, {**confs, **marker_confs(commit)})
+    return "OK, --empty: target created empty, nothing consumed"

@@ -1,0 +1,143 @@
+"""A model's stream settings, checked and defaulted in one place before anything runs.
+
+dbt hands a model's config to the macros as loosely typed values (a string where a list was
+meant, 'yes' for true). `stream()` and the `stream_incremental` materialization both call
+`ConsumerConfig.from_model_config` through the adapter, so every check and default lives here
+and the macros only render SQL from the result.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from dbt.adapters.spark_streams.streams.changes import METADATA_COLUMNS
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.retention import extension_days
+
+STRATEGIES = ("append", "merge", "apply_changes")
+KEYED_STRATEGIES = ("merge", "apply_changes")
+ON_SCHEMA_CHANGE = ("ignore", "append_new_columns", "sync_all_columns", "fail")
+DEFAULT_FILE_ROWS = 100_000
+DEFAULT_EXTENSION_DAYS = 14
+# The stream columns an apply_changes MERGE reads; the target keeps none of them by default.
+APPLY_CHANGES_NEEDS = ("metadata_action", "metadata_isupdate")
+
+
+class ModelConfig(Protocol):
+    """What the macros pass: dbt's `config` (or any mapping with the same `get`)."""
+
+    def get(self, name: str, default: Any = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """The settings every `stream()` call reads, a peek's included."""
+
+    auto_enable_change_tracking: bool
+    max_data_extension_days: int
+
+    @classmethod
+    def from_model_config(cls, model: str, config: ModelConfig) -> "StreamSettings":
+        return cls(
+            auto_enable_change_tracking=_flag(model, config, "auto_enable_change_tracking", True),
+            max_data_extension_days=extension_days(
+                config.get("max_data_extension_time", DEFAULT_EXTENSION_DAYS), model
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    """A `stream_incremental` model's settings, valid by construction."""
+
+    model: str
+    strategy: str
+    unique_key: tuple[str, ...]
+    on_schema_change: str
+    file_rows: int
+    keep_metadata_columns: bool
+    streams: StreamSettings
+
+    @classmethod
+    def from_model_config(cls, model: str, config: ModelConfig) -> "ConsumerConfig":
+        """The checked config; an unknown value is an error that names the fix, not a default."""
+        strategy = config.get("incremental_strategy") or "apply_changes"
+        if strategy not in STRATEGIES:
+            raise StreamError(
+                f"Model {model}: incremental_strategy '{strategy}' is not supported by "
+                f"stream_incremental; use one of {', '.join(STRATEGIES)}."
+            )
+        unique_key = as_key(config.get("unique_key"))
+        if strategy in KEYED_STRATEGIES and not unique_key:
+            raise StreamError(
+                f"Model {model}: incremental_strategy '{strategy}' needs a unique_key; add "
+                "config(unique_key='...') or use incremental_strategy='append'."
+            )
+        on_schema_change = config.get("on_schema_change")
+        if on_schema_change is not None and on_schema_change not in ON_SCHEMA_CHANGE:
+            raise StreamError(
+                f"Model {model}: on_schema_change '{on_schema_change}' is not one of "
+                f"{', '.join(ON_SCHEMA_CHANGE)}."
+            )
+        return cls(
+            model=model,
+            strategy=strategy,
+            unique_key=unique_key,
+            on_schema_change=on_schema_change or "ignore",
+            file_rows=_file_rows(model, config.get("file_rows", DEFAULT_FILE_ROWS)),
+            keep_metadata_columns=_flag(model, config, "keep_metadata_columns", False),
+            streams=StreamSettings.from_model_config(model, config),
+        )
+
+    def target_columns(self, output_columns: Sequence[str]) -> list[str]:
+        """The model's output columns the target keeps: all of them, less the stream's
+        metadata for apply_changes (unless keep_metadata_columns)."""
+        lowered = [column.lower() for column in output_columns]
+        for key in self.unique_key:
+            if key.lower() not in lowered:
+                raise StreamError(
+                    f"Model {self.model}: unique_key column '{key}' is not in the model's output "
+                    f"({', '.join(output_columns)}). Select it from the stream."
+                )
+        if self.strategy != "apply_changes" or self.keep_metadata_columns:
+            return list(output_columns)
+        for needed in APPLY_CHANGES_NEEDS:
+            if needed not in lowered:
+                raise StreamError(
+                    f"Model {self.model}: incremental_strategy 'apply_changes' needs the "
+                    f"stream's {needed} column in the model's output. Select it from the stream."
+                )
+        return [column for column in output_columns if column.lower() not in METADATA_COLUMNS]
+
+
+def as_key(value: Any) -> tuple[str, ...]:
+    """A unique_key as dbt accepts it (a name, a list of names, or nothing) as a tuple."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(item) for item in value)
+
+
+def _flag(model: str, config: ModelConfig, name: str, default: bool) -> bool:
+    value = config.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise StreamError(f"Model {model}: {name} must be true or false, not '{value}'.")
+    return value
+
+
+def _file_rows(model: str, value: Any) -> int:
+    """The most rows a file of the target holds (0: as Spark writes them)."""
+    try:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        whole = number and value == int(value)
+    except (ValueError, OverflowError):  # nan, inf
+        whole = False
+    if not whole or value < 0:
+        raise StreamError(
+            f"Model {model}: file_rows must be a whole number of rows (0 for no cap), "
+            f"not '{value}'."
+        )
+    return int(value)
