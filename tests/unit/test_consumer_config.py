@@ -111,3 +111,11 @@ def test_target_columns_need_the_key_and_the_actions() -> None:
         parse().target_columns(["name", "metadata_action", "metadata_isupdate"])
     with pytest.raises(StreamError, match="needs the stream's metadata_isupdate column"):
         parse().target_columns(["ID", "metadata_action"])
+
+
+def test_target_properties_turn_deletion_vectors_on_unless_the_model_says_otherwise() -> None:
+    assert parse().target_properties == {"delta.enableDeletionVectors": "true"}
+    given = parse(tblproperties={"delta.enableDeletionVectors": False, "team": "shop"})
+    assert given.target_properties == {"delta.enableDeletionVectors": "False", "team": "shop"}
+    with pytest.raises(StreamError, match="tblproperties must be a mapping"):
+        parse(tblproperties="delta.enableDeletionVectors=false")

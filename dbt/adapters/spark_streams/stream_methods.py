@@ -41,6 +41,8 @@ from dbt.adapters.spark_streams.streams.status import stream_status
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
+# Marks the SQL of every stream() call, so a view built on one is recognised.
+STREAM_MARKER = "/* dbt_spark_streams:stream */"
 MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 
 
@@ -152,13 +154,13 @@ class StreamMethods(metaclass=AdapterMeta):
                 auto_enable_change_tracking=settings.auto_enable_change_tracking,
                 max_data_extension_days=settings.max_data_extension_days,
                 dry_run=bool(options.get("empty")),
-                project_consumers=frozenset(options.get("project_consumers") or ()),
+                project_consumers=frozenset(options.get("stream_consumers") or ()),
             )
             return begin(self.run_rows, build)
 
         build = self._build(node_id, new_build)
         request = StreamRequest(
-            name=str(options["name"]),
+            name=str(options.get("name") or f"{model_name}__{options['relation_label']}"),
             schema=str(source.schema),
             identifier=str(source.identifier),
             mode=str(options.get("mode") or "standard"),
@@ -166,13 +168,26 @@ class StreamMethods(metaclass=AdapterMeta):
             show_initial_rows=bool(options.get("show_initial_rows", True)),
             start=_start_point(options),
             start_inclusive=options.get("at") is not None,
-            other_consumers=tuple(options.get("other_consumers") or ()),
+            other_consumers=_other_consumers(node_id, options),
         )
         sql = resolve_stream(self.run_rows, self._registry(), build, request)
         _log_warnings(build)
         if consuming:
             at_step("after_pin")
-        return sql
+        return f"({STREAM_MARKER} {sql})"
+
+    @available
+    def refuse_stream_in_view(self, model_name: str, sql: str) -> None:
+        """A view cannot hold a stream's position: its SQL would read the versions pinned when
+        it was created, forever. The marker finds a stream() call however it reached the view
+        (directly or through an ephemeral model)."""
+        if STREAM_MARKER in sql:
+            raise StreamError(
+                f"Model {model_name}: stream() cannot be used in a view. A view cannot hold a "
+                "stream's position: it would show the changes pending when it was created, "
+                "forever. Read the stream in a stream_incremental model (it consumes the "
+                "changes) or peek at it from a table, test, analysis or `dbt show`."
+            )
 
     @available
     def stream_build_plan(
@@ -314,6 +329,15 @@ def _start_point(options: dict[str, Any]) -> dict | None:
             f"{{'timestamp': '2024-01-01 00:00:00'}}, not {point!r}."
         )
     return point
+
+
+def _other_consumers(node_id: str, options: dict[str, Any]) -> tuple[str, ...]:
+    """The project's other stream_incremental models that name this stream explicitly."""
+    name = options.get("name")
+    if not name:
+        return ()
+    declared = options.get("stream_consumers") or {}
+    return tuple(node for node, names in declared.items() if node != node_id and name in names)
 
 
 def _stream_key(options: dict[str, Any], consumer: ConsumerConfig | None) -> tuple[str, ...]:

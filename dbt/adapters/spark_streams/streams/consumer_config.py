@@ -6,8 +6,8 @@ meant, 'yes' for true). `stream()` and the `stream_incremental` materialization 
 and the macros only render SQL from the result.
 """
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dbt.adapters.spark_streams.streams.changes import METADATA_COLUMNS
@@ -21,6 +21,10 @@ DEFAULT_FILE_ROWS = 100_000
 DEFAULT_EXTENSION_DAYS = 14
 # The stream columns an apply_changes MERGE reads; the target keeps none of them by default.
 APPLY_CHANGES_NEEDS = ("metadata_action", "metadata_isupdate")
+# A stream target takes a small MERGE on every build, so it is created with deletion vectors:
+# Delta then marks changed rows instead of copying every untouched row of the files they sit
+# in. The model's own tblproperties win, e.g. {'delta.enableDeletionVectors': 'false'}.
+DEFAULT_TARGET_PROPERTIES = {"delta.enableDeletionVectors": "true"}
 
 
 class ModelConfig(Protocol):
@@ -57,6 +61,7 @@ class ConsumerConfig:
     file_rows: int
     keep_metadata_columns: bool
     streams: StreamSettings
+    target_properties: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_model_config(cls, model: str, config: ModelConfig) -> "ConsumerConfig":
@@ -87,6 +92,7 @@ class ConsumerConfig:
             file_rows=_file_rows(model, config.get("file_rows", DEFAULT_FILE_ROWS)),
             keep_metadata_columns=_flag(model, config, "keep_metadata_columns", False),
             streams=StreamSettings.from_model_config(model, config),
+            target_properties=_target_properties(model, config.get("tblproperties")),
         )
 
     def target_columns(self, output_columns: Sequence[str]) -> list[str]:
@@ -117,6 +123,16 @@ def as_key(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(str(item) for item in value)
+
+
+def _target_properties(model: str, given: Any) -> dict[str, str]:
+    """The table properties a first build creates the target with: ours, then the model's."""
+    if given is not None and not isinstance(given, Mapping):
+        raise StreamError(
+            f"Model {model}: tblproperties must be a mapping of property names to values, like "
+            f"{{'delta.enableDeletionVectors': 'false'}}, not {given!r}."
+        )
+    return {**DEFAULT_TARGET_PROPERTIES, **{str(k): str(v) for k, v in (given or {}).items()}}
 
 
 def _flag(model: str, config: ModelConfig, name: str, default: bool) -> bool:

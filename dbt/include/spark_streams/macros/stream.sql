@@ -23,54 +23,41 @@
       consumes nothing. The model's config is checked and defaulted in Python
       (streams/consumer_config.py). -#}
   {%- set options = {
-      'name': name or (model.name ~ '__' ~ spark_streams__relation_label(relation)),
+      'name': name,
+      'relation_label': spark_streams__relation_label(relation),
       'mode': mode,
       'unique_key': unique_key,
       'show_initial_rows': show_initial_rows,
       'at': at,
       'before': before,
-      'other_consumers': spark_streams__other_consumers(name) if consuming and name else [],
-      'project_consumers': spark_streams__project_consumers() if consuming else [],
+      'stream_consumers': spark_streams__stream_consumers() if consuming else {},
       'empty': relation.limit == 0,
   } -%}
   {%- set change_sql = adapter.stream_sql(
       model.unique_id, model.name, config, consuming, this,
       existing is not none and existing.is_delta, consuming and should_full_refresh(),
       relation, options) -%}
-  {{ return('(' ~ spark_streams__stream_marker() ~ ' ' ~ change_sql ~ ')') }}
+  {{ return(change_sql) }}
 {%- endmacro %}
 
 
-{#- Marks the SQL of every stream() call, so a view built on one is recognised (see
-    spark_streams__create_view_as), however the call reached it (directly or through an
-    ephemeral model). -#}
-{% macro spark_streams__stream_marker() -%}
-  /* dbt_spark_streams:stream */
-{%- endmacro %}
-
-
-{#- Every stream_incremental model of the project: a stream whose consumer is not among them
-    has lost its owner, and another model may take it over. -#}
-{% macro spark_streams__project_consumers() -%}
-  {%- set consumers = [] -%}
+{#- Every stream_incremental model of the project with the stream names it declares
+    (`name=` in its stream() calls, recorded in its meta at parse time). A stream whose
+    consumer is not among them has lost its owner, and another model may take it over; two
+    models declaring one name would both consume it. -#}
+{% macro spark_streams__stream_consumers() -%}
+  {%- set consumers = {} -%}
   {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized == 'stream_incremental' -%}
-    {%- do consumers.append(node.unique_id) -%}
+    {%- do consumers.update({node.unique_id: node.config.meta.get('dbt_spark_streams', {}).get('streams', [])}) -%}
   {%- endfor -%}
   {{ return(consumers) }}
 {%- endmacro %}
 
 
-{#- The other stream_incremental models that declare a stream of this name. -#}
-{% macro spark_streams__other_consumers(name) -%}
-  {%- set others = [] -%}
-  {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.unique_id != model.unique_id
-        and node.config.materialized == 'stream_incremental'
-        and name in node.config.meta.get('dbt_spark_streams', {}).get('streams', []) -%}
-    {%- do others.append(node.unique_id) -%}
-  {%- endfor -%}
-  {{ return(others) }}
+{#- The project's stream_incremental models (see spark_streams__stream_consumers). -#}
+{% macro spark_streams__project_consumers() -%}
+  {{ return(spark_streams__stream_consumers().keys() | list) }}
 {%- endmacro %}
 
 {#- The dbt name of the source table or model behind `relation` (its identifier if neither):

@@ -71,16 +71,11 @@
 {%- endmacro %}
 
 
-{#-
-  A stream target takes a small MERGE on every build, so it is created with deletion vectors:
-  Delta then marks changed rows instead of copying every untouched row of the files they sit
-  in. The model's own tblproperties win, e.g. {'delta.enableDeletionVectors': 'false'}.
--#}
-{% macro spark_streams__target_tblproperties() -%}
-  {%- set properties = {'delta.enableDeletionVectors': 'true'} -%}
-  {%- do properties.update(config.get('tblproperties') or {}) -%}
+{#- The target's table properties (deletion vectors on unless the model says otherwise; see
+    DEFAULT_TARGET_PROPERTIES in streams/consumer_config.py). -#}
+{% macro spark_streams__target_tblproperties(consumer) -%}
   tblproperties (
-    {%- for name, value in properties.items() %}
+    {%- for name, value in consumer.target_properties.items() %}
     {{ adapter.sql_string_literal(name) }} = {{ adapter.sql_string_literal(value) }}{{ ',' if not loop.last }}
     {%- endfor %}
   )
@@ -96,7 +91,7 @@
   create or replace table {{ relation }}
   using delta
   {{ options_clause() }}
-  {{ spark_streams__target_tblproperties() }}
+  {{ spark_streams__target_tblproperties(consumer) }}
   {{ partition_cols(label="partitioned by") }}
   {{ location_clause() }}
   {{ comment_clause() }}
