@@ -84,6 +84,12 @@ def test_plan(existing_is_delta, full_refresh, has_write, expected) -> None:
     assert decided.consumer is CONFIG
 
 
+def test_a_target_created_by_a_dry_run_is_rebuilt_with_the_streams() -> None:
+    fresh = BuildCommit(CONSUMER, "b1", 2, (), fresh_target=True)
+    build = begin(FakeSpark([fresh]).run, build_for())
+    assert plan(CONFIG, build, True, False).rebuild
+
+
 def test_a_model_without_stream_calls_always_writes() -> None:
     assert plan(CONFIG, None, True, False).has_changes
 

@@ -117,8 +117,11 @@ def plan(
     full_refresh: bool,
 ) -> BuildPlan:
     """The plan of a build whose target is missing (None), a Delta table (True) or another
-    relation (False). A model without a stream() call has no build and always writes."""
-    rebuild = not existing_is_delta or full_refresh
+    relation (False). A build that (re)creates its streams rebuilds its target, as one whose
+    target --empty created empty does (see `begin`). A model without a stream() call has no
+    build and always writes."""
+    recreates = build is not None and build.consuming and build.recreates_streams
+    rebuild = not existing_is_delta or full_refresh or recreates
     return BuildPlan(
         consumer=consumer,
         rebuild=rebuild,
