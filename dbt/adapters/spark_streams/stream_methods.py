@@ -136,17 +136,20 @@ class StreamMethods(metaclass=AdapterMeta):
         source: BaseRelation,
         options: dict[str, Any],
     ) -> str:
-        """The change-set SQL of one `stream()` call in the model `node_id`. A consumer's
-        config is checked before any stream is read."""
+        """The change-set SQL of one `stream()` call in the model `node_id`. The model's
+        first call parses its config (a consumer's is checked before any stream is read)."""
         target_name = quote_path(str(target.schema), str(target.identifier))
-        consumer = ConsumerConfig.from_model_config(model_name, config) if consuming else None
-        settings = (
-            consumer.streams if consumer else StreamSettings.from_model_config(model_name, config)
-        )
 
         def new_build() -> StreamBuild:
+            consumer = ConsumerConfig.from_model_config(model_name, config) if consuming else None
+            settings = (
+                consumer.streams
+                if consumer
+                else StreamSettings.from_model_config(model_name, config)
+            )
             build = StreamBuild(
                 consumer=node_id if consuming else None,
+                config=consumer,
                 schema=str(target.schema),
                 target=target_name,
                 target_exists=target_exists,
@@ -164,7 +167,7 @@ class StreamMethods(metaclass=AdapterMeta):
             schema=str(source.schema),
             identifier=str(source.identifier),
             mode=str(options.get("mode") or "standard"),
-            unique_key=_stream_key(options, consumer),
+            unique_key=_stream_key(options, build.config),
             show_initial_rows=bool(options.get("show_initial_rows", True)),
             start=_start_point(options),
             start_inclusive=options.get("at") is not None,
@@ -202,8 +205,9 @@ class StreamMethods(metaclass=AdapterMeta):
         whether to rebuild the target, write its changes or write nothing. When no source
         committed since its streams' offsets there is nothing to consume and no offset to
         move, so the write (and its commit) is skipped altogether."""
-        consumer = ConsumerConfig.from_model_config(model_name, config)
         build = self._builds().get((get_invocation_id(), node_id))
+        parsed = build.config if build is not None else None
+        consumer = parsed or ConsumerConfig.from_model_config(model_name, config)
         existing_is_delta = None if existing is None else bool(existing.is_delta)  # type: ignore[attr-defined]
         return plan(consumer, build, existing_is_delta, full_refresh)
 

@@ -46,6 +46,7 @@ class StreamBuild:
     full_refresh: bool
     auto_enable_change_tracking: bool
     max_data_extension_days: int = 0
+    config: ConsumerConfig | None = None  # a consumer's, parsed by its first stream() call
     dry_run: bool = False
     project_consumers: frozenset[str] = frozenset()
     last_txn_version: int = 0
