@@ -67,7 +67,7 @@ class FakeKind:
         return source, [("alter source", "tracking on")] if consuming else []
 
     def first_version(self, run, source, point, at):
-        return int(point["version"]) + (1 if at else 0)
+        return int(point["version"]) + (1 if at else 0)  # as a Delta table's
 
     def changes_sql(self, mode, snapshot, first):
         return f"{mode} changes {first}..{snapshot.version} keyed {snapshot.unique_key}"
@@ -98,7 +98,7 @@ def request(name: str = "orders_mirror__orders", **fields) -> StreamRequest:
         "unique_key": ("id",),
         "show_initial_rows": True,
         "start": None,
-        "start_inclusive": False,
+        "start_at": False,
         **fields,
     }
     return StreamRequest(**values)
@@ -198,7 +198,7 @@ def test_unknown_mode_and_missing_key_are_refused_before_any_read() -> None:
 def test_a_start_point_is_checked_against_the_history() -> None:
     late = build(exists=False)
     assert resolve(
-        FakeKind(version=9), {}, late, request(start={"version": 4}, start_inclusive=True)
+        FakeKind(version=9), {}, late, request(start={"version": 4}, start_at=True)
     ) == ("standard changes 5..9 keyed ('ID',)")
     with pytest.raises(StreamError, match="outside the history"):
         resolve(FakeKind(version=9), {}, build(exists=False), request(start={"version": 40}))

@@ -170,7 +170,7 @@ class StreamMethods(metaclass=AdapterMeta):
             unique_key=_stream_key(options, build.config),
             show_initial_rows=bool(options.get("show_initial_rows", True)),
             start=_start_point(options),
-            start_inclusive=options.get("at") is not None,
+            start_at=options.get("at") is not None,
             other_consumers=_other_consumers(node_id, options),
         )
         sql = resolve_stream(self.run_rows, self._registry(), build, request)
@@ -323,8 +323,8 @@ def _start_point(options: dict[str, Any]) -> dict | None:
     at, before = options.get("at"), options.get("before")
     if at is not None and before is not None:
         raise StreamError(
-            f"Stream {options['name']}: give at= or before=, not both (at is inclusive, before "
-            "exclusive)."
+            f"Stream {options['name']}: give at= or before=, not both (at names the table's "
+            "state including a point's commit, before the state just ahead of it)."
         )
     point = at if at is not None else before
     if point is not None and not isinstance(point, dict):

@@ -125,10 +125,11 @@ class DeltaTable:
         return source, writes
 
     def first_version(self, run: RunSql, source: SourceTable, point: dict, at: bool) -> int:
-        """The first version a new stream reads from `at` (inclusive) or `before`
-        (exclusive)."""
+        """The first version a new stream reads from a point, which names a table state as
+        Snowflake's AT | BEFORE do: `at` the state that includes the point's commit, `before`
+        the state just ahead of it. The stream's offset is that state's version."""
         try:
-            return _first_version(run, source.name, point, at)
+            return state_version(run, source.name, point, at) + 1
         except ValueError as exc:
             raise StreamError(
                 f"Stream start {point!r} on {source.name}: {exc}. Give {{'version': n}} or "
@@ -157,19 +158,29 @@ class DeltaTable:
         return empty_sql(snapshot)
 
 
-def _first_version(run: RunSql, source: str, point: dict, inclusive: bool) -> int:
+def state_version(run: RunSql, source: str, point: dict, at: bool) -> int:
+    """The version of the table state a point names: at version n, n; before it, n - 1; at a
+    timestamp, the newest version committed at or before it (Delta's TIMESTAMP AS OF); before
+    a timestamp, the newest committed strictly before it."""
     if "version" in point:
         version = int(point["version"])
-        return version if inclusive else version + 1
+        return version if at else version - 1
     if "timestamp" in point:
         moment = datetime.fromisoformat(str(point["timestamp"]))
         history = run(f"describe history {source}")
-        later = [
+        committed = [
             int(row["version"])
             for row in history
-            if row["timestamp"] > moment or (inclusive and row["timestamp"] == moment)
+            if row["timestamp"] < moment or (at and row["timestamp"] == moment)
         ]
-        return min(later) if later else latest_version(run, source).version + 1
+        if committed:
+            return max(committed)
+        first = min(history, key=lambda row: int(row["version"]))
+        raise StreamError(
+            f"Stream start {point!r} on {source}: the table has no state "
+            f"{'at' if at else 'before'} {moment}; its history begins with version "
+            f"{first['version']}, committed at {first['timestamp']}. Give a later point."
+        )
     raise StreamError(
         f"Stream start {point!r} on {source}: give {{'version': n}} or {{'timestamp': '...'}}."
     )

@@ -31,7 +31,7 @@ class StreamRequest:
     unique_key: tuple[str, ...]
     show_initial_rows: bool
     start: dict | None
-    start_inclusive: bool
+    start_at: bool  # True for at=, False for before=
     other_consumers: tuple[str, ...] = ()
 
 
@@ -240,7 +240,7 @@ def _new_stream(
 ) -> str:
     """A stream created now: initial rows, nothing, or the changes since `at`/`before`."""
     if request.start is not None:
-        first = kind.first_version(run, source, request.start, request.start_inclusive)
+        first = kind.first_version(run, source, request.start, request.start_at)
         if not 0 <= first <= snapshot.version + 1:
             raise StreamError(
                 f"Stream {request.name}: start {request.start!r} is outside the history of "
