@@ -119,3 +119,10 @@ def test_target_properties_turn_deletion_vectors_on_unless_the_model_says_otherw
     assert given.target_properties == {"delta.enableDeletionVectors": "False", "team": "shop"}
     with pytest.raises(StreamError, match="tblproperties must be a mapping"):
         parse(tblproperties="delta.enableDeletionVectors=false")
+
+
+def test_first_build_shape() -> None:
+    assert parse().first_build_inserts_only and parse().first_build_order == ("id",)
+    assert not parse(incremental_strategy="merge").first_build_inserts_only
+    assert parse(file_rows=0).first_build_order == ()
+    assert parse(incremental_strategy="append", unique_key=None).first_build_order == ()

@@ -95,6 +95,17 @@ class ConsumerConfig:
             target_properties=_target_properties(model, config.get("tblproperties")),
         )
 
+    @property
+    def first_build_inserts_only(self) -> bool:
+        """A mirror's first build keeps the stream's INSERT rows (its initial rows) only."""
+        return self.strategy == "apply_changes"
+
+    @property
+    def first_build_order(self) -> tuple[str, ...]:
+        """The columns a first build writes in order of: the key, when files are capped, so
+        each file holds one key range and a later MERGE rewrites few of them."""
+        return self.unique_key if self.file_rows > 0 else ()
+
     def target_columns(self, output_columns: Sequence[str]) -> list[str]:
         """The model's output columns the target keeps: all of them, less the stream's
         metadata for apply_changes (unless keep_metadata_columns)."""

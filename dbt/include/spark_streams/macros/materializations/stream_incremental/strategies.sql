@@ -96,7 +96,7 @@
   {{ location_clause() }}
   {{ comment_clause() }}
   as
-  {%- if consumer.strategy == 'apply_changes' %}
+  {%- if consumer.first_build_inserts_only %}
   select {{ get_quoted_csv(columns) }}
   from (
     {{ sql }}
@@ -106,7 +106,7 @@
     {{ sql }}
   )
   {%- endif %}
-  {%- if consumer.unique_key and consumer.file_rows > 0 %}
-  order by {{ get_quoted_csv(consumer.unique_key) }}
+  {%- if consumer.first_build_order %}
+  order by {{ get_quoted_csv(consumer.first_build_order) }}
   {%- endif %}
 {%- endmacro %}
