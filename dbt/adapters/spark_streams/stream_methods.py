@@ -162,14 +162,15 @@ class StreamMethods(metaclass=AdapterMeta):
             return begin(self.run_rows, build)
 
         build = self._build(node_id, new_build)
+        name = str(options.get("name") or f"{model_name}__{options['relation_label']}")
         request = StreamRequest(
-            name=str(options.get("name") or f"{model_name}__{options['relation_label']}"),
+            name=name,
             schema=str(source.schema),
             identifier=str(source.identifier),
             mode=str(options.get("mode") or "standard"),
             unique_key=_stream_key(options, build.config),
             show_initial_rows=bool(options.get("show_initial_rows", True)),
-            start=_start_point(options),
+            start=_start_point(name, options),
             start_at=options.get("at") is not None,
             other_consumers=_other_consumers(node_id, options),
         )
@@ -318,18 +319,18 @@ def _names(records: list[StreamRecord]) -> str:
     return ", ".join(sorted(record.name for record in records)) or "no stream"
 
 
-def _start_point(options: dict[str, Any]) -> dict | None:
+def _start_point(name: str, options: dict[str, Any]) -> dict | None:
     """The `at` or `before` mapping; giving both is ambiguous."""
     at, before = options.get("at"), options.get("before")
     if at is not None and before is not None:
         raise StreamError(
-            f"Stream {options['name']}: give at= or before=, not both (at names the table's "
+            f"Stream {name}: give at= or before=, not both (at names the table's "
             "state including a point's commit, before the state just ahead of it)."
         )
     point = at if at is not None else before
     if point is not None and not isinstance(point, dict):
         raise StreamError(
-            f"Stream {options['name']}: at/before must be a mapping like {{'version': 3}} or "
+            f"Stream {name}: at/before must be a mapping like {{'version': 3}} or "
             f"{{'timestamp': '2024-01-01 00:00:00'}}, not {point!r}."
         )
     return point
