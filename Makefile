@@ -54,7 +54,7 @@ test: lint unit functional
 # built with --threads 4 from a random seed (make test runs 2 from a fixed one).
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 THREADS_ROUNDS=8 THREADS_SEED=$$RANDOM \
-	    $(BIN)/pytest tests/functional/streams/test_fuzz.py \
+	    $(BIN)/pytest tests/functional/streams/test_fuzz.py tests/functional/streams/test_changes_property.py \
 	    tests/functional/streams/test_threads.py tests/integration/test_concurrency.py
 
 # Not part of make test: minutes to hours. BENCH_ARGS="--sizes 20000 --reps 1" for a quick look.

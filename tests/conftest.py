@@ -5,12 +5,27 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.embedded_session import start_embedded_session
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
+
+# Property tests run on real Spark: a few derandomized examples in `make test`, many random
+# ones in `make fuzz` (HYPOTHESIS_PROFILE=fuzz).
+settings.register_profile(
+    "ci",
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+settings.register_profile(
+    "fuzz", max_examples=40, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # The longest test modules, longest first (`make test` prints pytest's --durations=15). `make
 # test` runs the suite on pytest-xdist workers, each module or class on one worker; handing the

@@ -33,16 +33,24 @@ from dbt.adapters.spark_streams.streams.consumer_config import (
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.faults import at_step
+from dbt.adapters.spark_streams.streams.interval import (
+    ChangesRequest,
+    changes_sql,
+    empty_changes_sql,
+)
 from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_stream
 from dbt.adapters.spark_streams.streams.run_sql import Row
+from dbt.adapters.spark_streams.streams.source import SourceVersion
 from dbt.adapters.spark_streams.streams.status import stream_status
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
 # Marks the SQL of every stream() call, so a view built on one is recognised.
 STREAM_MARKER = "/* dbt_spark_streams:stream */"
+# Marks the SQL of a changes() call whose interval ends at (or starts from) the build's state.
+PINNED_CHANGES_MARKER = "/* dbt_spark_streams:changes_until_build */"
 MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 
 
@@ -59,6 +67,7 @@ class StreamMethods(metaclass=AdapterMeta):
         self._stream_registry: Registry | None = None
         self._stream_builds: dict[tuple[str, str], StreamBuild] = {}
         self._declared_streams: dict[tuple[str, str], list[str]] = {}
+        self._node_pins: dict[tuple[str, str], dict[str, SourceVersion]] = {}
         self._stream_state_lock = threading.Lock()
         self._source_write_lock = threading.Lock()
 
@@ -87,6 +96,11 @@ class StreamMethods(metaclass=AdapterMeta):
         if key not in builds:
             builds[key] = make()
         return builds[key]
+
+    def _pins(self, node_id: str) -> dict[str, SourceVersion]:
+        """The source versions pinned for the node in this invocation, shared by its stream()
+        and changes() calls, so every reference to a source in one build sees one version."""
+        return self._node_pins.setdefault((get_invocation_id(), node_id), {})
 
     @available
     def declare_stream(self, node_id: str, name: str) -> list[str]:
@@ -158,6 +172,7 @@ class StreamMethods(metaclass=AdapterMeta):
                 max_data_extension_days=settings.max_data_extension_days,
                 dry_run=bool(options.get("empty")),
                 project_consumers=frozenset(options.get("stream_consumers") or ()),
+                pins=self._pins(node_id),
             )
             return begin(self.run_rows, build)
 
@@ -181,6 +196,26 @@ class StreamMethods(metaclass=AdapterMeta):
         return f"({STREAM_MARKER} {sql})"
 
     @available
+    def changes_sql(self, node_id: str, source: BaseRelation, options: dict[str, Any]) -> str:
+        """The SQL of one `changes()` call (streams/interval.py): read-only, so it needs no
+        build, only the node's pins. Its default end is the build's pin, which a view would
+        keep forever: such SQL carries a marker the view materialization refuses."""
+        request = ChangesRequest(
+            schema=str(source.schema),
+            identifier=str(source.identifier),
+            at=options.get("at"),
+            before=options.get("before"),
+            end=options.get("end"),
+            information=str(options.get("information") or "default"),
+            unique_key=as_key(options.get("unique_key")),
+        )
+        if options.get("empty"):
+            return f"({empty_changes_sql(self.run_rows, request)})"
+        sql = changes_sql(self.run_rows, self._pins(node_id), self._registry().get, request)
+        pinned = request.end is None or "stream" in (request.at or {})
+        return f"({PINNED_CHANGES_MARKER if pinned else ''} {sql})"
+
+    @available
     def refuse_stream_in_view(self, model_name: str, sql: str) -> None:
         """A view cannot hold a stream's position: its SQL would read the versions pinned when
         it was created, forever. The marker finds a stream() call however it reached the view
@@ -191,6 +226,13 @@ class StreamMethods(metaclass=AdapterMeta):
                 "stream's position: it would show the changes pending when it was created, "
                 "forever. Read the stream in a stream_incremental model (it consumes the "
                 "changes) or peek at it from a table, test, analysis or `dbt show`."
+            )
+        if PINNED_CHANGES_MARKER in sql:
+            raise StreamError(
+                f"Model {model_name}: changes() without end= (or with at={{'stream': ...}}) "
+                "cannot be used in a view: the view would keep the versions pinned when it was "
+                "created, forever. Give end= and a version or timestamp start, or materialize "
+                "the model as a table."
             )
 
     @available
@@ -220,6 +262,7 @@ class StreamMethods(metaclass=AdapterMeta):
         (streams/build.py). `file_rows` caps the rows per file the write produces (0: no
         cap); see `write_confs`."""
         build = self._builds().pop((get_invocation_id(), node_id), None)
+        self._node_pins.pop((get_invocation_id(), node_id), None)
         env = BuildEnv(self.run_rows, self._registry(), self._write_source, at_step)
         message = finish(env, node_id, build, statement, write_confs(file_rows))
         return AdapterResponse(_message=message)

@@ -14,29 +14,15 @@ A model whose build failed must be unchanged, and its next build consumes everyt
 """
 
 import itertools
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
 from dbt.tests.util import run_dbt
-from hypothesis import HealthCheck, settings
 from hypothesis import given as given_
 from hypothesis import strategies as st
 
 from tests.functional.adapter.delta import DeltaProject
-
-settings.register_profile(
-    "ci",
-    max_examples=3,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=list(HealthCheck),
-)
-settings.register_profile(
-    "fuzz", max_examples=40, deadline=None, suppress_health_check=list(HealthCheck)
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 MODELS = ("mirror", "keyed_log", "bag_log")
 TABLES = itertools.count()

@@ -16,7 +16,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.identity import same_source
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.retention import retention_extension
-from dbt.adapters.spark_streams.streams.run_sql import RunSql
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 from dbt.adapters.spark_streams.streams.schema_changes import SchemaReads, check_schema_changes
 from dbt.adapters.spark_streams.streams.source import (
     SourceTable,
@@ -159,15 +159,21 @@ class DeltaTable:
 
 
 def state_version(run: RunSql, source: str, point: dict, at: bool) -> int:
+    """The version of the table state a point names (see `state_in_history`)."""
+    if "version" in point:
+        return state_in_history([], source, point, at)
+    return state_in_history(run(f"describe history {source}"), source, point, at)
+
+
+def state_in_history(history: list[Row], source: str, point: dict, at: bool) -> int:
     """The version of the table state a point names: at version n, n; before it, n - 1; at a
-    timestamp, the newest version committed at or before it (Delta's TIMESTAMP AS OF); before
-    a timestamp, the newest committed strictly before it."""
+    timestamp, the newest version in `history` (DESCRIBE HISTORY rows) committed at or before
+    it (Delta's TIMESTAMP AS OF); before a timestamp, the newest committed strictly before it."""
     if "version" in point:
         version = int(point["version"])
         return version if at else version - 1
     if "timestamp" in point:
         moment = datetime.fromisoformat(str(point["timestamp"]))
-        history = run(f"describe history {source}")
         committed = [
             int(row["version"])
             for row in history
@@ -177,10 +183,10 @@ def state_version(run: RunSql, source: str, point: dict, at: bool) -> int:
             return max(committed)
         first = min(history, key=lambda row: int(row["version"]))
         raise StreamError(
-            f"Stream start {point!r} on {source}: the table has no state "
+            f"Point {point!r} on {source}: the table has no state "
             f"{'at' if at else 'before'} {moment}; its history begins with version "
             f"{first['version']}, committed at {first['timestamp']}. Give a later point."
         )
     raise StreamError(
-        f"Stream start {point!r} on {source}: give {{'version': n}} or {{'timestamp': '...'}}."
+        f"Point {point!r} on {source}: give {{'version': n}} or {{'timestamp': '...'}}."
     )

@@ -13,7 +13,7 @@ from dbt.adapters.spark_streams.streams.delta_table import DeltaTable
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import RunSql
-from dbt.adapters.spark_streams.streams.source import SourceTable, SourceVersion
+from dbt.adapters.spark_streams.streams.source import SourceTable, SourceVersion, spelled_key
 from dbt.adapters.spark_streams.streams.source_kind import SourceKind
 from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 
@@ -206,22 +206,8 @@ def _take_over(build: StreamBuild, request: StreamRequest, owner: str) -> None:
 
 
 def _check_key(request: StreamRequest, source: SourceTable) -> StreamRequest:
-    """The request with its key columns spelled as the source spells them.
-
-    Spark resolves names case-insensitively, so `ID` names the column `id`. The row id hashes
-    the key's name with its value, so only the source's spelling gives every stream keyed on
-    the same column the same row ids.
-    """
-    spelling = {column.lower(): column for column in source.columns}
-    missing = [key for key in request.unique_key if key.lower() not in spelling]
-    if missing:
-        raise StreamError(
-            f"Stream {request.name}: unique_key column(s) {', '.join(missing)} not in source "
-            f"{source.name} (columns: {', '.join(source.columns)}). Name key columns of the "
-            "source table."
-        )
-    key = tuple(dict.fromkeys(spelling[column.lower()] for column in request.unique_key))
-    return replace(request, unique_key=key)
+    """The request with its key columns spelled as the source spells them."""
+    return replace(request, unique_key=spelled_key(request.name, request.unique_key, source))
 
 
 def _snapshot(request: StreamRequest, source: SourceTable, pin: SourceVersion) -> Snapshot:

@@ -47,17 +47,18 @@ class SourceTable:
 
 
 def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
-    """Format, columns and Change Data Feed state of a stream's source."""
+    """Format, columns and Change Data Feed state of a stream's source. `stream` names the
+    reader in errors: a stream's name, or a `changes(...)` call."""
     name = quote_path(schema, identifier)
     source = inspect_source(run, name, stream)
     if source is None:
         if is_view(run, schema, identifier):
             raise StreamError(
-                f"Stream {stream}: source {schema}.{identifier} is a view; streams on views are "
+                f"{_reader(stream)}: source {schema}.{identifier} is a view; streams on views are "
                 "not supported yet. Point stream() at the Delta table(s) the view reads."
             )
         raise StreamError(
-            f"Stream {stream}: source {name} is not a Delta table; standard and append_only "
+            f"{_reader(stream)}: source {name} is not a Delta table; standard and append_only "
             "streams need a Delta table with Change Data Feed."
         )
     return source
@@ -74,7 +75,7 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
         described = run(f"describe table extended {name}")
     except Exception as exc:
         raise StreamError(
-            f"Stream {stream}: cannot read source {name} ({exc}). Check that the table exists "
+            f"{_reader(stream)}: cannot read source {name} ({exc}). Check that the table exists "
             "and that source()/ref() points to it."
         ) from exc
     provider = _detail(described, "Provider")
@@ -82,7 +83,7 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
         return None
     if provider.lower() != "delta":
         raise StreamError(
-            f"Stream {stream}: source {name} is a {provider} table; standard and "
+            f"{_reader(stream)}: source {name} is a {provider} table; standard and "
             "append_only streams need a Delta table with Change Data Feed. Convert it with "
             "`CONVERT TO DELTA` or recreate it `USING delta`."
         )
@@ -143,13 +144,14 @@ def _check_column_names(stream: str, name: str, columns: tuple[str, ...]) -> Non
     for column in columns:
         if "`" in column:
             raise StreamError(
-                f"Stream {stream}: column {column!r} of source {name} contains a backtick. Delta "
-                "cannot write change data for such a column (UPDATE, DELETE and MERGE fail with "
-                "INVALID_ATTRIBUTE_NAME_SYNTAX), so no stream can follow it. Rename the column."
+                f"{_reader(stream)}: column {column!r} of source {name} contains a backtick. "
+                "Delta cannot write change data for such a column (UPDATE, DELETE and MERGE fail "
+                "with INVALID_ATTRIBUTE_NAME_SYNTAX), so no stream can follow it. Rename the "
+                "column."
             )
         clash = _reserved_name_clash(column)
         if clash:
-            raise StreamError(f"Stream {stream}: column {column!r} of source {name} {clash}")
+            raise StreamError(f"{_reader(stream)}: column {column!r} of source {name} {clash}")
 
 
 def _reserved_name_clash(column: str) -> str | None:
@@ -177,6 +179,29 @@ def _reserved_name_clash(column: str) -> str | None:
         "case-insensitively), so every change read, and with the feed on Delta's own UPDATE, "
         f"DELETE and MERGE of the source, fails with AMBIGUOUS_REFERENCE. {fix}"
     )
+
+
+def spelled_key(reader: str, unique_key: tuple[str, ...], source: SourceTable) -> tuple[str, ...]:
+    """The key columns spelled as the source spells them; an error naming any that is missing.
+
+    Spark resolves names case-insensitively, so `ID` names the column `id`. The row id hashes
+    the key's name with its value, so only the source's spelling gives every stream keyed on
+    the same column the same row ids.
+    """
+    spelling = {column.lower(): column for column in source.columns}
+    missing = [key for key in unique_key if key.lower() not in spelling]
+    if missing:
+        raise StreamError(
+            f"{_reader(reader)}: unique_key column(s) {', '.join(missing)} not in source "
+            f"{source.name} (columns: {', '.join(source.columns)}). Name key columns of the "
+            "source table."
+        )
+    return tuple(dict.fromkeys(spelling[column.lower()] for column in unique_key))
+
+
+def _reader(reader: str) -> str:
+    """How errors name a reader: `Stream <name>`, or the `changes(...)` call itself."""
+    return reader if reader.startswith("changes(") else f"Stream {reader}"
 
 
 def is_view(run: RunSql, schema: str, identifier: str) -> bool:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import Retention, format_interval
 from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
-from dbt.adapters.spark_streams.streams.source import SourceVersion
+from dbt.adapters.spark_streams.streams.source import CDF_PROPERTY, SourceVersion
 
 WARN_WITHIN = timedelta(hours=24)
 RECENT_COMMITS = 32
@@ -126,6 +126,11 @@ def stale_reason(
 def _properties_set(row: Row) -> dict:
     if row.get("operation") not in ("SET TBLPROPERTIES", "UNSET TBLPROPERTIES"):
         return {}
+    return _json_properties(row)
+
+
+def _json_properties(row: Row) -> dict:
+    """The `properties` a commit's operationParameters record (SET TBLPROPERTIES, CREATE)."""
     parameters = row.get("operationParameters") or {}
     try:
         return dict(json.loads(parameters.get("properties") or "{}"))
@@ -136,8 +141,8 @@ def _properties_set(row: Row) -> dict:
 def _turns_change_data_feed_off(row: Row) -> bool:
     if row.get("operation") == "UNSET TBLPROPERTIES":
         keys = str((row.get("operationParameters") or {}).get("propertyKeys", ""))
-        return "delta.enableChangeDataFeed" in keys
-    value = _properties_set(row).get("delta.enableChangeDataFeed")
+        return CDF_PROPERTY in keys
+    value = _properties_set(row).get(CDF_PROPERTY)
     return value is not None and str(value).lower() != "true"
 
 
@@ -145,9 +150,46 @@ def _after_last_enable(pending: CommitsSinceOffset) -> int:
     enabled = [
         int(row["version"])
         for row in pending.commits
-        if str(_properties_set(row).get("delta.enableChangeDataFeed", "")).lower() == "true"
+        if str(_properties_set(row).get(CDF_PROPERTY, "")).lower() == "true"
     ]
     return max(enabled) + 1 if enabled else pending.pin + 1
+
+
+def change_data_feed_on_since(history: list[Row], last: int, on_now: bool) -> int | None:
+    """The version from which Change Data Feed has been on without a break up to version
+    `last`, from DESCRIBE HISTORY rows; None when it is off at `last`. A version whose commit
+    turns it on can be read: its own commit records no data changes.
+
+    Before the log's first event (a CREATE, or a property set or unset) the feed is in the
+    state that event left: off before a switch on, on before a switch off; with no event in
+    the log, as it is now.
+    """
+    events = [
+        (int(row["version"]), state)
+        for row in sorted(history, key=lambda row: int(row["version"]))
+        if int(row["version"]) <= last and (state := _change_data_feed_event(row)) is not None
+    ]
+    oldest = min((int(row["version"]) for row in history), default=0)
+    on = (not events[0][1]) if events else on_now
+    since: int | None = oldest if on else None
+    for version, switched_on in events:
+        if switched_on and since is None:
+            since = version
+        elif not switched_on:
+            since = None
+    return since
+
+
+def _change_data_feed_event(row: Row) -> bool | None:
+    """True when the commit turns Change Data Feed on, False off, None when it leaves it."""
+    operation = str(row.get("operation") or "")
+    if operation.startswith(("CREATE", "REPLACE")):
+        properties = _json_properties(row)
+        return str(properties.get(CDF_PROPERTY, "false")).lower() == "true"
+    if _turns_change_data_feed_off(row):
+        return False
+    value = _properties_set(row).get(CDF_PROPERTY)
+    return None if value is None else str(value).lower() == "true"
 
 
 def expiry_warning(stream: str, pending: CommitsSinceOffset, retention: Retention) -> str | None:
