@@ -28,6 +28,24 @@ PROJECT = Path(__file__).resolve().parent / "crash_project"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 STARTUP_SECONDS = 300
 PAST_LATEST_CHANGES = "select * from table_changes('crash_raw.orders', 999, 1000)"
+# changes() over Connect: the mirror with the changes pending since its stream's offset applied
+# (its DELETEs removed, its INSERTs added) is the source, whether or not the mirror is current.
+PENDING = (
+    "changes(source('raw', 'customers'), at={'stream': 'customers_mirror__customers'}, "
+    "unique_key='id')"
+)
+MIRROR_PLUS_PENDING = f"""
+with applied as (
+  select id, name, tier from {{{{ ref('customers_mirror') }}}}
+  where id not in (select id from {{{{ {PENDING} }}}} where metadata_action = 'DELETE')
+  union all
+  select id, name, tier from {{{{ {PENDING} }}}} where metadata_action = 'INSERT'
+),
+source as (select id, name, tier from {{{{ source('raw', 'customers') }}}})
+(select * from applied except all select * from source)
+union all
+(select * from source except all select * from applied)
+"""
 
 
 def server_command(home: Path, port: int) -> list[str]:
@@ -80,6 +98,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 def project(tmp_path_factory: pytest.TempPathFactory, server: int) -> Path:
     root = tmp_path_factory.mktemp("connect") / "crash_project"
     shutil.copytree(PROJECT, root)
+    (root / "tests" / "mirror_plus_pending_is_source.sql").write_text(MIRROR_PLUS_PENDING)
     (root / "profiles.yml").write_text(
         "crash:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
         f"      method: connect\n      host: sc://localhost:{server}\n"
@@ -114,6 +133,7 @@ def test_builds_over_spark_connect(server: int, project: Path) -> None:
         assert built.returncode == 0, built.stdout + built.stderr
         assert "PASS mirror_equals_source" in built.stdout
         assert "PASS audit_has_each_order_once" in built.stdout
+        assert "PASS mirror_plus_pending_is_source" in built.stdout
         assert "consumed" in built.stdout
 
     offsets = newest_versions(server)

@@ -62,6 +62,7 @@ class ChangeRange(_Typed):
     start: int
     end: int
     column_types: tuple[str, ...] = ()
+    location: str = ""  # the table's path: the change read names it by path (see _feed)
 
     @property
     def is_empty(self) -> bool:
@@ -78,6 +79,7 @@ class Snapshot(_Typed):
     version: int
     timestamp: str
     column_types: tuple[str, ...] = ()
+    location: str = ""
 
 
 def _row_struct(columns: tuple[str, ...], prefix: str = "") -> str:
@@ -103,6 +105,13 @@ def _same(row: ColumnType, old: str, new: str) -> str:
 
 
 def _feed(change: ChangeRange) -> str:
+    """The change feed of the range. By path when the location is known: Spark's analyzer
+    caches relations by table name within a statement, so a query that also reads the table
+    by name (a model joining a stream with its source, a test comparing them) could get the
+    plain table where table_changes(name, ...) stands, and fail on `_change_type`."""
+    if change.location:
+        path = string_literal(change.location)
+        return f"table_changes_by_path({path}, {change.start}, {change.end})"
     return f"table_changes({string_literal(change.source)}, {change.start}, {change.end})"
 
 

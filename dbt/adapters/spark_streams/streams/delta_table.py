@@ -144,6 +144,7 @@ class DeltaTable:
             first,
             snapshot.version,
             snapshot.column_types,
+            snapshot.location,
         )
         if change.is_empty:
             return empty_sql(snapshot)

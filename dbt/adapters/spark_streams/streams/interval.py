@@ -86,6 +86,7 @@ def changes_sql(
         interval.last,
         interval.last_time.strftime("%Y-%m-%d %H:%M:%S.%f"),
         source.column_types,
+        source.location,
     )
     return DELTA_TABLE.changes_sql(mode, snapshot, interval.first)
 

@@ -218,6 +218,7 @@ def _snapshot(request: StreamRequest, source: SourceTable, pin: SourceVersion) -
         pin.version,
         pin.timestamp_text,
         source.column_types,
+        source.location,
     )
 
 

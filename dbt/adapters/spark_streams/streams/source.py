@@ -44,6 +44,7 @@ class SourceTable:
     retention: Retention
     table_id: str = ""
     column_types: tuple[str, ...] = ()
+    location: str = ""
 
 
 def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
@@ -96,6 +97,7 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
         retention=Retention.from_properties(properties),
         column_types=_column_types(described),
+        location=_detail(described, "Location") or "",
     )
 
 
