@@ -7,6 +7,7 @@ exactly as long as the build that took them.
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -44,6 +45,13 @@ from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_st
 from dbt.adapters.spark_streams.streams.run_sql import Row
 from dbt.adapters.spark_streams.streams.source import SourceVersion
 from dbt.adapters.spark_streams.streams.status import stream_status
+from dbt.adapters.spark_streams.streams.system_time import (
+    FORMS,
+    TIME_FORMAT,
+    SystemTimeRequest,
+    readable_history,
+    system_time_sql,
+)
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
@@ -51,6 +59,7 @@ REGISTRY_RETRIES = 3
 STREAM_MARKER = "/* dbt_spark_streams:stream */"
 # Marks the SQL of a changes() call whose interval ends at (or starts from) the build's state.
 PINNED_CHANGES_MARKER = "/* dbt_spark_streams:changes_until_build */"
+SYSTEM_TIME_MARKER = "/* dbt_spark_streams:system_time */"
 MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 
 
@@ -68,6 +77,7 @@ class StreamMethods(metaclass=AdapterMeta):
         self._stream_builds: dict[tuple[str, str], StreamBuild] = {}
         self._declared_streams: dict[tuple[str, str], list[str]] = {}
         self._node_pins: dict[tuple[str, str], dict[str, SourceVersion]] = {}
+        self._node_clock: dict[tuple[str, str], datetime] = {}
         self._stream_state_lock = threading.Lock()
         self._source_write_lock = threading.Lock()
 
@@ -101,6 +111,11 @@ class StreamMethods(metaclass=AdapterMeta):
         """The source versions pinned for the node in this invocation, shared by its stream()
         and changes() calls, so every reference to a source in one build sees one version."""
         return self._node_pins.setdefault((get_invocation_id(), node_id), {})
+
+    def _now(self, node_id: str) -> datetime:
+        """The node's `now`, taken once: retention_start() and for_system_time() in one build
+        agree on where the readable history begins."""
+        return self._node_clock.setdefault((get_invocation_id(), node_id), datetime.now())
 
     @available
     def declare_stream(self, node_id: str, name: str) -> list[str]:
@@ -216,6 +231,35 @@ class StreamMethods(metaclass=AdapterMeta):
         return f"({PINNED_CHANGES_MARKER if pinned else ''} {sql})"
 
     @available
+    def system_time_sql(self, node_id: str, source: BaseRelation, options: dict[str, Any]) -> str:
+        """The SQL of one `for_system_time()` call (streams/system_time.py)."""
+        given = {form: options.get(form) for form in FORMS if options.get(form) is not None}
+        label = f"for_system_time({source.schema}.{source.identifier})"
+        if len(given) != 1:
+            raise StreamError(f"{label}: give exactly one of {', '.join(FORMS)}.")
+        [(form, value)] = given.items()
+        times = (value,) if form in ("as_of", "before") else tuple(value or ())
+        if len(times) != (1 if form in ("as_of", "before") else 2):
+            raise StreamError(f"{label}: {form}= takes two times, (t1, t2).")
+        request = SystemTimeRequest(str(source.schema), str(source.identifier), form, times)
+        sql = system_time_sql(self.run_rows, self._pins(node_id), self._now(node_id), request)
+        empty = " where false" if options.get("empty") else ""
+        return f"({SYSTEM_TIME_MARKER} select * from ({sql}){empty})"
+
+    @available
+    def retention_start(self, node_id: str, source: BaseRelation) -> str:
+        """The earliest time for_system_time() can be asked about, as text."""
+        _, _, readable = readable_history(
+            self.run_rows,
+            self._pins(node_id),
+            self._now(node_id),
+            str(source.schema),
+            str(source.identifier),
+            f"retention_start({source.schema}.{source.identifier})",
+        )
+        return readable.start.strftime(TIME_FORMAT)
+
+    @available
     def refuse_stream_in_view(self, model_name: str, sql: str) -> None:
         """A view cannot hold a stream's position: its SQL would read the versions pinned when
         it was created, forever. The marker finds a stream() call however it reached the view
@@ -226,6 +270,12 @@ class StreamMethods(metaclass=AdapterMeta):
                 "stream's position: it would show the changes pending when it was created, "
                 "forever. Read the stream in a stream_incremental model (it consumes the "
                 "changes) or peek at it from a table, test, analysis or `dbt show`."
+            )
+        if SYSTEM_TIME_MARKER in sql:
+            raise StreamError(
+                f"Model {model_name}: for_system_time() cannot be used in a view: the view "
+                "would keep the table version pinned when it was created, and never see a row "
+                "version end after it. Materialize the model as a table."
             )
         if PINNED_CHANGES_MARKER in sql:
             raise StreamError(

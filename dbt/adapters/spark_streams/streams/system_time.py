@@ -1,0 +1,204 @@
+"""`for_system_time()`: a Delta table's row versions with `_sys_start` / `_sys_end`, filtered
+as a Netezza system-time travel query is (SPEC section 6).
+
+Row versions come from the Change Data Feed: each insert or update post-image opens one, each
+delete or update pre-image closes one. Delta cannot read a version older than its retention
+(DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION), so nothing is read
+from the past directly: the rows valid when the readable history begins are the current rows
+with the readable changes undone (current + closed - opened, as multisets), and they get the
+retention start as `_sys_start`. Versions of one row value pair up in order (the i-th close
+of a value ends its i-th open), which is exact for keyed tables and for duplicate rows alike.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from dbt.adapters.spark_streams.streams.changes import (
+    AFTER_TYPES,
+    BEFORE_TYPES,
+    ChangeRange,
+    _feed,
+    _row_json,
+    _row_struct,
+)
+from dbt.adapters.spark_streams.streams.column_types import row_type
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.quoting import string_literal
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
+from dbt.adapters.spark_streams.streams.source import (
+    SourceTable,
+    SourceVersion,
+    describe_source,
+    enable_command,
+)
+from dbt.adapters.spark_streams.streams.staleness import change_data_feed_on_since
+
+FORMS = ("as_of", "before", "from_to", "between")
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+@dataclass(frozen=True)
+class SystemTimeRequest:
+    """One `for_system_time()` call: exactly one form, with one time or a pair."""
+
+    schema: str
+    identifier: str
+    form: str
+    times: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"for_system_time({self.schema}.{self.identifier})"
+
+
+@dataclass(frozen=True)
+class ReadableHistory:
+    """Where the readable history begins: the retention start, and the first version whose
+    changes Delta can still read (after the pin when none can)."""
+
+    start: datetime
+    first_version: int
+
+
+def retention_start(
+    source: SourceTable, history: list[Row], pin: SourceVersion, now: datetime
+) -> ReadableHistory:
+    """The later of `now` minus the table's retention and the commit that turned Change Data
+    Feed on (the oldest commit in the log when no switch is left in it)."""
+    since = change_data_feed_on_since(history, pin.version, source.change_data_feed)
+    if since is None:
+        raise StreamError(
+            f"Time travel on {source.name} reads its Change Data Feed, which is off. Turn it "
+            f"on with\n  {enable_command(source.name)}\nThe history starts then."
+        )
+    when = {int(row["version"]): row["timestamp"] for row in history}
+    cutoff = now - min(source.retention.deleted_files, source.retention.log)
+    start = max(cutoff, when.get(since, cutoff))
+    readable = [v for v, t in when.items() if v >= since and t >= start]
+    return ReadableHistory(start, min(readable, default=pin.version + 1))
+
+
+def check_times(request: SystemTimeRequest, start: datetime) -> tuple[datetime, ...]:
+    """The request's times, each at or after the retention start as the form needs: AS OF
+    and BETWEEN at or after it; BEFORE and FROM ... TO after it, except FROM's t1, which may
+    be the retention start itself."""
+    if request.form not in FORMS:
+        raise StreamError(f"{request.label}: give exactly one of {', '.join(FORMS)}.")
+    times = tuple(_parse(request, text) for text in request.times)
+    for index, moment in enumerate(times):
+        strict = request.form == "before" or (request.form == "from_to" and index == 1)
+        if moment < start or (strict and moment == start):
+            raise StreamError(
+                f"{request.label}: {moment:{TIME_FORMAT}} is before the retention start "
+                f"{start:{TIME_FORMAT}}, the earliest time the table's history can answer "
+                f"({'after' if strict else 'at or after'} it). Use retention_start() for "
+                "the earliest time."
+            )
+    return times
+
+
+def _parse(request: SystemTimeRequest, text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(str(text))
+    except ValueError as exc:
+        raise StreamError(
+            f"{request.label}: {text!r} is not a time; give 'YYYY-MM-DD HH:MM:SS[.ffffff]'."
+        ) from exc
+
+
+def predicate(form: str, times: tuple[datetime, ...]) -> str:
+    """The seed's boundary rules on `_sys_start` / `_sys_end` (SPEC section 6). An empty
+    period (FROM t1 >= t2, BETWEEN t1 > t2) holds no rows."""
+    if (form == "from_to" and times[0] >= times[1]) or (form == "between" and times[0] > times[1]):
+        return "false"
+    t = [f"timestamp{string_literal(moment.strftime(TIME_FORMAT))}" for moment in times]
+    if form == "as_of":
+        return f"_sys_start <= {t[0]} and (_sys_end is null or _sys_end > {t[0]})"
+    if form == "before":
+        return f"_sys_start < {t[0]} and (_sys_end is null or _sys_end >= {t[0]})"
+    if form == "from_to":
+        return f"_sys_start < {t[1]} and (_sys_end is null or _sys_end > {t[0]})"
+    return f"_sys_start <= {t[1]} and (_sys_end is null or _sys_end > {t[0]})"
+
+
+def readable_history(
+    run: RunSql,
+    pins: dict[str, SourceVersion],
+    now: datetime,
+    schema: str,
+    identifier: str,
+    reader: str,
+) -> tuple[SourceTable, SourceVersion, ReadableHistory]:
+    """The table, the version pinned for the build, and where its readable history begins
+    (`now` and the pin are the build's, so every call in one build agrees)."""
+    source = describe_source(run, schema, identifier, reader)
+    pin = pins.setdefault(source.name, _latest(run, source))
+    history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
+    return source, pin, retention_start(source, history, pin, now)
+
+
+def system_time_sql(
+    run: RunSql,
+    pins: dict[str, SourceVersion],
+    now: datetime,
+    request: SystemTimeRequest,
+) -> str:
+    """The row versions valid at (or during) the request's times."""
+    source, pin, readable = readable_history(
+        run, pins, now, request.schema, request.identifier, request.label
+    )
+    times = check_times(request, readable.start)
+    versions = row_versions_sql(source, pin, readable)
+    return f"select * from ({versions}) where {predicate(request.form, times)}"
+
+
+def row_versions_sql(source: SourceTable, pin: SourceVersion, readable: ReadableHistory) -> str:
+    """Every row version of the readable history, with `_sys_start` and `_sys_end`."""
+    row = row_type(source.columns, source.column_types)
+    values = _row_struct(source.columns)
+    start = f"timestamp{string_literal(readable.start.strftime(TIME_FORMAT))}"
+    current = f"select {values} as _row, 0 as _v from {source.name} version as of {pin.version}"
+    if readable.first_version > pin.version:
+        no_end = "cast(null as timestamp) as _sys_end"
+        return f"select _row.*, {start} as _sys_start, {no_end} from ({current})"
+    change = ChangeRange(
+        source.name, source.columns, (), readable.first_version, pin.version,
+        source.column_types, source.location,
+    )  # fmt: skip
+    feed = (
+        f"select {values} as _row, _commit_version as _v, _commit_timestamp as _ts, "
+        f"if(_change_type in {AFTER_TYPES}, 1, -1) as _n from {_feed(change)} "
+        f"where _change_type in {AFTER_TYPES} or _change_type in {BEFORE_TYPES}"
+    )
+    row_json = _row_json(row, "_row.")
+    return f"""with _events as (
+  -- per row value and commit, opens minus closes: a no-op update (or a delete and insert of
+  -- one value in one commit) changes nothing
+  select {row_json} as _id, any_value(_row) as _row, _v, any_value(_ts) as _ts, sum(_n) as _n
+  from ({feed}) group by 1, _v having sum(_n) <> 0
+), _base as (
+  select _id, any_value(_row) as _row, sum(_n) as _n from (
+    select {row_json} as _id, _row, 1 as _n from ({current})
+    union all select _id, _row, -_n from _events)
+  group by 1 having sum(_n) > 0
+), _opens as (
+  select _id, _row, _start, row_number() over (partition by _id order by _v, _copy) as _rank
+  from (
+    select _id, _row, -1 as _v, {start} as _start, _copy from _base
+      lateral view posexplode(array_repeat(1, cast(_n as int))) _c as _copy, _one
+    union all
+    select _id, _row, _v, _ts, _copy from _events
+      lateral view posexplode(array_repeat(1, cast(_n as int))) _c as _copy, _one
+    where _n > 0)
+), _closes as (
+  select _id, _ts as _end, row_number() over (partition by _id order by _v, _copy) as _rank
+  from _events lateral view posexplode(array_repeat(1, cast(-_n as int))) _c as _copy, _one
+  where _n < 0
+)
+select _opens._row.*, _opens._start as _sys_start, _closes._end as _sys_end
+from _opens left join _closes on _opens._id = _closes._id and _opens._rank = _closes._rank"""
+
+
+def _latest(run: RunSql, source: SourceTable) -> SourceVersion:
+    [latest] = run(f"describe history {source.name} limit 1")
+    return SourceVersion.from_history(latest)

@@ -1,0 +1,140 @@
+"""for_system_time() replays a scripted history exactly (SPEC section 6, seed 002).
+
+The script inserts, updates, deletes, re-inserts a deleted key, makes a no-op update and
+inserts a duplicate row. Each of the four forms is asked at every commit time, one
+microsecond before and after it, and compared with rows computed in Python from the table's
+`VERSION AS OF` snapshots alone: AS OF t is the newest snapshot committed at or before t,
+BEFORE t the newest strictly before t; FROM t1 TO t2 is AS OF t1 plus the rows each commit in
+(t1, t2) added, BETWEEN the same with t2 included.
+"""
+
+from collections import Counter
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.system_time import SystemTimeRequest, system_time_sql
+from tests.functional.adapter.delta import DeltaProject, sources_yml
+
+SCRIPT = (
+    "insert into {t} values (1, 'a'), (2, 'b')",
+    "update {t} set v = 'a2' where k = 1",
+    "delete from {t} where k = 2",
+    "insert into {t} values (2, 'b')",  # the deleted key again
+    "update {t} set v = v where k = 1",  # a no-op update
+    "insert into {t} values (2, 'b')",  # a duplicate row
+    "delete from {t} where k = 1",
+)
+MICRO = timedelta(microseconds=1)
+FMT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def minus(a: Counter, b: Counter) -> Counter:
+    return a - b
+
+
+class TestSystemTime(DeltaProject):
+    def test_four_forms_at_every_commit_boundary(self, project):
+        adapter = project.adapter
+        name = "versions"
+        table = f"{project.test_schema}.{name}"
+
+        with adapter.connection_named("__system_time"):
+            run = adapter.run_rows
+            run(
+                f"create table {table} (k int, v string) using delta "
+                "tblproperties (delta.enableChangeDataFeed = true)"
+            )
+            for statement in SCRIPT:
+                run(statement.format(t=table))
+            history = {int(r["version"]): r["timestamp"] for r in run(f"describe history {table}")}
+            states = {
+                v: Counter(
+                    (r["k"], r["v"]) for r in run(f"select * from {table} version as of {v}")
+                )
+                for v in history
+            }
+            pins: dict = {}
+            now = datetime.now()
+
+            def ask(form: str, *times: datetime) -> Counter:
+                request = SystemTimeRequest(
+                    project.test_schema, name, form, tuple(t.strftime(FMT) for t in times)
+                )
+                sql = system_time_sql(run, pins, now, request)
+                return Counter((r["k"], r["v"]) for r in run(sql))
+
+            def state(t: datetime, strictly: bool) -> Counter:
+                done = [v for v, ts in history.items() if ts < t or (not strictly and ts == t)]
+                return states[max(done)] if done else Counter()
+
+            def added(low: datetime, high: datetime, closed: bool) -> Counter:
+                total: Counter = Counter()
+                for v, ts in history.items():
+                    if low < ts < high or (closed and ts == high):
+                        total += minus(states[v], states.get(v - 1, Counter()))
+                return total
+
+            start = history[0]
+            probes = sorted({t + d for t in history.values() for d in (-MICRO, 0 * MICRO, MICRO)})
+            probes = [t for t in probes if t >= start]
+            for t in probes:
+                assert ask("as_of", t) == state(t, strictly=False), ("as_of", t)
+                if t > start:
+                    assert ask("before", t) == state(t, strictly=True), ("before", t)
+            for t1, t2 in zip(probes, probes[1:] + probes[-1:], strict=True):
+                between = state(t1, strictly=False) + added(t1, t2, closed=True)
+                assert ask("between", t1, t2) == between, ("between", t1, t2)
+                if t1 > start:
+                    from_to = state(t1, strictly=False) + added(t1, t2, closed=False)
+                    expected = from_to if t1 < t2 else Counter()
+                    assert ask("from_to", t1, t2) == expected, ("from_to", t1, t2)
+
+            # the re-inserted key has two versions; the first ended when it was deleted
+            rows = run(
+                system_time_sql(
+                    run, pins, now,
+                    SystemTimeRequest(project.test_schema, name, "between", (
+                        start.strftime(FMT), history[max(history)].strftime(FMT))),
+                )
+            )  # fmt: skip
+            key_2 = sorted((r["_sys_start"], r["_sys_end"]) for r in rows if r["k"] == 2)
+            assert key_2 == [
+                (history[1], history[3]),
+                (history[4], None),
+                (history[6], None),
+            ]
+
+            # asking before the retention start fails, naming it
+            with pytest.raises(StreamError, match="is before the retention start"):
+                ask("as_of", start - MICRO)
+            with pytest.raises(StreamError, match="is before the retention start"):
+                ask("before", start)
+            assert ask("from_to", start, start + MICRO) == state(start, strictly=False)
+
+    def test_the_macros_in_a_model(self, project):
+        schema = project.test_schema
+        project.run_sql(
+            f"create table {schema}.orders (id int) using delta "
+            "tblproperties (delta.enableChangeDataFeed = true)"
+        )
+        project.run_sql(f"insert into {schema}.orders values (1)")
+        root = Path(project.project_root)
+        (root / "models" / "sources.yml").write_text(sources_yml("shop", "orders"))
+        (root / "models" / "orders_now.sql").write_text(
+            "{{ config(materialized='table') }}\n"
+            "select id, _sys_start, _sys_end from {{ for_system_time(source('shop', 'orders'), "
+            "as_of=retention_start(source('shop', 'orders'))) }}"
+        )
+        (root / "models" / "orders_view.sql").write_text(
+            "{{ config(materialized='view') }}\n"
+            "select * from {{ for_system_time(source('shop', 'orders'), "
+            "as_of='2999-01-01 00:00:00') }}"
+        )
+        run_dbt(["run", "-s", "orders_now"])
+        assert project.run_sql(f"select id from {schema}.orders_now", fetch="all") == []
+        results = run_dbt(["run", "-s", "orders_view"], expect_pass=False)
+        assert "for_system_time() cannot be used in a view" in results[0].message
