@@ -44,6 +44,7 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
         "shop_raw.orders": 60,
         "shop.country_regions": 4,
         "shop.customer_revenue": 20,
+        "shop.customer_versions": 20,
         "shop.customers_mirror": 20,
         "shop.customers_pending_changes": 0,
         "shop.customers_snapshot": 20,
@@ -64,6 +65,7 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     built = run_dbt_process(shop, "build")
     assert built.returncode == 0, built.stdout + built.stderr
     assert "PASS assert_customers_mirror_matches_source" in built.stdout
+    assert "PASS assert_pending_changes_match_peek" in built.stdout
 
     printed = run_dbt_process(shop, "run-operation", "print_shop_summary")
     assert printed.returncode == 0, printed.stdout + printed.stderr
@@ -71,6 +73,8 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     assert summary["shop.customers_mirror"] == summary["shop_raw.customers"] == 20
     assert summary["shop.orders_audit"] == summary["shop_raw.orders"] == 61
     assert summary["shop.customers_pending_changes"] == 0
+    # every customer version since the history began: the updated ones have two or more
+    assert summary["shop.customer_versions"] > summary["shop_raw.customers"]
     assert summary["shop.dbt_streams"] == 2
     assert summary["shop.dbt_streams_log"] == 4  # one row per stream per build
 
