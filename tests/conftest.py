@@ -35,6 +35,7 @@ LONGEST_FIRST = (
     "tests/functional/streams/test_staleness.py",
     "tests/functional/streams/test_fuzz.py",
     "tests/functional/streams/test_source_schema_change.py",
+    "tests/functional/streams/test_system_time.py",
     "tests/integration/test_shop_project.py",
     "tests/integration/test_crash_safety.py",
     "tests/integration/test_spark_connect.py",

@@ -82,12 +82,12 @@ class Snapshot(_Typed):
     location: str = ""
 
 
-def _row_struct(columns: tuple[str, ...], prefix: str = "") -> str:
+def row_struct(columns: tuple[str, ...], prefix: str = "") -> str:
     fields = ", ".join(f"{string_literal(c)}, {prefix}{quote(c)}" for c in columns)
     return f"named_struct({fields})"
 
 
-def _row_json(row: ColumnType, prefix: str = "") -> str:
+def row_json_sql(row: ColumnType, prefix: str = "") -> str:
     """The JSON of a row's canonical form, which row ids hash: for a row of ordinary columns
     (no map, variant or float) this is the JSON of the row itself."""
     return f"to_json(named_struct({canonical_fields(row, prefix)}), {JSON_KEEP_NULLS})"
@@ -95,7 +95,7 @@ def _row_json(row: ColumnType, prefix: str = "") -> str:
 
 def key_hash(key: ColumnType, prefix: str = "") -> str:
     """Row id of a keyed row: the same for a key on every stream of the source."""
-    return f"sha1({_row_json(key, prefix)})"
+    return f"sha1({row_json_sql(key, prefix)})"
 
 
 def _same(row: ColumnType, old: str, new: str) -> str:
@@ -104,7 +104,7 @@ def _same(row: ColumnType, old: str, new: str) -> str:
     return f"{comparable(old, row)} <=> {comparable(new, row)}"
 
 
-def _feed(change: ChangeRange) -> str:
+def feed_sql(change: ChangeRange) -> str:
     """The change feed of the range. By path when the location is known: Spark's analyzer
     caches relations by table name within a statement, so a query that also reads the table
     by name (a model joining a stream with its source, a test comparing them) could get the
@@ -133,7 +133,7 @@ def initial_rows_sql(snapshot: Snapshot) -> str:
     if snapshot.unique_key:
         row_id = key_hash(snapshot.key_type)
     else:
-        row_json = _row_json(snapshot.row_type)
+        row_json = row_json_sql(snapshot.row_type)
         occurrence = f"row_number() over (partition by {row_json} order by 1)"
         row_id = f"sha1(concat({row_json}, '#', {occurrence}))"
     output = _output(
@@ -152,7 +152,7 @@ def append_only_sql(change: ChangeRange) -> str:
     if change.unique_key:
         row_id = key_hash(change.key_type)
     else:
-        row_json = _row_json(change.row_type)
+        row_json = row_json_sql(change.row_type)
         occurrence = f"row_number() over (partition by {row_json}, _commit_version order by 1)"
         row_id = f"sha1(concat({row_json}, '#', _commit_version, '#', {occurrence}))"
     output = _output(
@@ -163,7 +163,7 @@ def append_only_sql(change: ChangeRange) -> str:
         "_commit_version",
         "_commit_timestamp",
     )
-    return f"select {output} from {_feed(change)} where _change_type = 'insert'"
+    return f"select {output} from {feed_sql(change)} where _change_type = 'insert'"
 
 
 def keyed_net_sql(change: ChangeRange) -> str:
@@ -177,7 +177,7 @@ def keyed_net_sql(change: ChangeRange) -> str:
     generator emits the DELETE and the INSERT half, so the change feed is read, shuffled and
     sorted once: the cost follows the change, as a hand-written MERGE's does.
     """
-    row = _row_struct(change.columns)
+    row = row_struct(change.columns)
     keys = ", ".join(comparable(quote(name), kind) for name, kind in change.key_type.fields)
     order = f"_commit_version, _change_type in {AFTER_TYPES}"
     output = _output(
@@ -196,7 +196,7 @@ def keyed_net_sql(change: ChangeRange) -> str:
          last_value(struct(_commit_version as version, _commit_timestamp as ts)) over _key
            as _last,
          row_number() over (partition by {keys} order by {order}) as _n
-  from {_feed(change)}
+  from {feed_sql(change)}
   where _change_type in {BEFORE_TYPES} or _change_type in {AFTER_TYPES}
   window _key as (partition by {keys} order by {order}
                   rows between unbounded preceding and unbounded following)
@@ -220,7 +220,7 @@ def multiset_net_sql(change: ChangeRange) -> str:
     Rows group by their values, or by their canonical form where Spark cannot group the
     values themselves (any one of a group's equal values is then the output).
     """
-    grouped, row_json = _multiset_group(change.row_type, _row_struct(change.columns))
+    grouped, row_json = _multiset_group(change.row_type, row_struct(change.columns))
     row_id = f"sha1(concat({row_json}, '#', _occurrence))"
     output = _output(
         "_row.*",
@@ -234,7 +234,7 @@ def multiset_net_sql(change: ChangeRange) -> str:
   select {grouped},
          sum(case when _change_type in {AFTER_TYPES} then 1 else -1 end) as _net,
          max(struct(_commit_version as version, _commit_timestamp as ts)) as _last
-  from {_feed(change)}
+  from {feed_sql(change)}
   where _change_type in {BEFORE_TYPES} or _change_type in {AFTER_TYPES}
   group by 1
   having sum(case when _change_type in {AFTER_TYPES} then 1 else -1 end) <> 0

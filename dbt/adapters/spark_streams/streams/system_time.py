@@ -17,9 +17,9 @@ from dbt.adapters.spark_streams.streams.changes import (
     AFTER_TYPES,
     BEFORE_TYPES,
     ChangeRange,
-    _feed,
-    _row_json,
-    _row_struct,
+    feed_sql,
+    row_json_sql,
+    row_struct,
 )
 from dbt.adapters.spark_streams.streams.column_types import row_type
 from dbt.adapters.spark_streams.streams.errors import StreamError
@@ -155,7 +155,7 @@ def system_time_sql(
 def row_versions_sql(source: SourceTable, pin: SourceVersion, readable: ReadableHistory) -> str:
     """Every row version of the readable history, with `_sys_start` and `_sys_end`."""
     row = row_type(source.columns, source.column_types)
-    values = _row_struct(source.columns)
+    values = row_struct(source.columns)
     start = f"timestamp{string_literal(readable.start.strftime(TIME_FORMAT))}"
     current = f"select {values} as _row, 0 as _v from {source.name} version as of {pin.version}"
     if readable.first_version > pin.version:
@@ -167,10 +167,10 @@ def row_versions_sql(source: SourceTable, pin: SourceVersion, readable: Readable
     )  # fmt: skip
     feed = (
         f"select {values} as _row, _commit_version as _v, _commit_timestamp as _ts, "
-        f"if(_change_type in {AFTER_TYPES}, 1, -1) as _n from {_feed(change)} "
+        f"if(_change_type in {AFTER_TYPES}, 1, -1) as _n from {feed_sql(change)} "
         f"where _change_type in {AFTER_TYPES} or _change_type in {BEFORE_TYPES}"
     )
-    row_json = _row_json(row, "_row.")
+    row_json = row_json_sql(row, "_row.")
     return f"""with _events as (
   -- per row value and commit, opens minus closes: a no-op update (or a delete and insert of
   -- one value in one commit) changes nothing
