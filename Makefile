@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz bench clean
+.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ fuzz: install
 bench: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+
+# for_system_time against Delta's TIMESTAMP AS OF (1M rows, 100 commits): bench/time_travel.md.
+bench-time-travel: install
+	$(BIN)/python -m bench.time_travel $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \

@@ -156,6 +156,9 @@ def write_report(results: list[Any], out: Path) -> None:
         *target_rows(table),
         "",
     ]
+    time_travel = out / "time_travel.md"  # written by bench/time_travel.py
+    if time_travel.exists():
+        lines += [time_travel.read_text()]
     (out / "results.md").write_text("\n".join(lines))
     plot(table, out / "results.png")
 
