@@ -36,6 +36,14 @@ def minus(a: Counter, b: Counter) -> Counter:
     return a - b
 
 
+def values_of(versions: Counter) -> Counter:
+    """The (k, v) rows of row versions (k, v, _sys_start, _sys_end), by count."""
+    values: Counter = Counter()
+    for row, n in versions.items():
+        values[row[:2]] += n
+    return values
+
+
 class TestSystemTime(DeltaProject):
     def test_four_forms_at_every_commit_boundary(self, project):
         adapter = project.adapter
@@ -60,12 +68,15 @@ class TestSystemTime(DeltaProject):
             pins: dict = {}
             now = datetime.now()
 
-            def ask(form: str, *times: datetime) -> Counter:
+            def versions(form: str, *times: datetime) -> Counter:
                 request = SystemTimeRequest(
                     project.test_schema, name, form, tuple(t.strftime(FMT) for t in times)
                 )
                 sql = system_time_sql(run, pins, now, request)
-                return Counter((r["k"], r["v"]) for r in run(sql))
+                return Counter((r["k"], r["v"], r["_sys_start"], r["_sys_end"]) for r in run(sql))
+
+            def ask(form: str, *times: datetime) -> Counter:
+                return values_of(versions(form, *times))
 
             def state(t: datetime, strictly: bool) -> Counter:
                 done = [v for v, ts in history.items() if ts < t or (not strictly and ts == t)]
@@ -82,7 +93,11 @@ class TestSystemTime(DeltaProject):
             probes = sorted({t + d for t in history.values() for d in (-MICRO, 0 * MICRO, MICRO)})
             probes = [t for t in probes if t >= start]
             for t in probes:
-                assert ask("as_of", t) == state(t, strictly=False), ("as_of", t)
+                # AS OF reads the state as Delta does; BETWEEN t AND t, the same rows, builds
+                # every row version: both give each row the same start and end
+                as_of = versions("as_of", t)
+                assert as_of == versions("between", t, t), ("as_of", t)
+                assert values_of(as_of) == state(t, strictly=False), ("as_of", t)
                 if t > start:
                     assert ask("before", t) == state(t, strictly=True), ("before", t)
             for t1, t2 in zip(probes, probes[1:] + probes[-1:], strict=True):

@@ -2,15 +2,20 @@
 as a Netezza system-time travel query is (SPEC section 6).
 
 Row versions come from the Change Data Feed: each insert or update post-image opens one, each
-delete or update pre-image closes one. Delta cannot read a version older than its retention
-(DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION), so nothing is read
-from the past directly: the rows valid when the readable history begins are the current rows
-with the readable changes undone (current + closed - opened, as multisets), and they get the
-retention start as `_sys_start`. Versions of one row value pair up in order (the i-th close
-of a value ends its i-th open), which is exact for keyed tables and for duplicate rows alike.
+delete or update pre-image closes one. Versions of one row value pair up in order (the i-th
+close of a value ends its i-th open), which is exact for keyed tables and for duplicate rows
+alike.
+
+AS OF and BEFORE ask for one table state: when Delta can read it, it is read as Delta's own
+`VERSION AS OF` reads it, and only the start and end times come from the feed. Otherwise (and
+for the periods of FROM ... TO and BETWEEN) every row version is built: Delta cannot read a
+version older than its retention (DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION
+_DURATION), so the rows valid when the readable history begins are the current rows with the
+readable changes undone (current + closed - opened, as multisets), and they get the retention
+start as `_sys_start`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from dbt.adapters.spark_streams.streams.changes import (
@@ -18,10 +23,9 @@ from dbt.adapters.spark_streams.streams.changes import (
     BEFORE_TYPES,
     ChangeRange,
     feed_sql,
-    row_json_sql,
     row_struct,
 )
-from dbt.adapters.spark_streams.streams.column_types import row_type
+from dbt.adapters.spark_streams.streams.column_types import comparable, row_type
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.quoting import string_literal
 from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
@@ -54,10 +58,25 @@ class SystemTimeRequest:
 @dataclass(frozen=True)
 class ReadableHistory:
     """Where the readable history begins: the retention start, and the first version whose
-    changes Delta can still read (after the pin when none can)."""
+    changes Delta can still read (after the pin when none can); with the commit time of each
+    version up to the pin, and the oldest commit time Delta still time-travels to."""
 
     start: datetime
     first_version: int
+    commits: dict[int, datetime] = field(default_factory=dict)
+    travel_cutoff: datetime = datetime.min
+
+    def state_to_read(self, moment: datetime, strictly: bool) -> int | None:
+        """The version whose state holds at `moment` (committed at or, `strictly`, before
+        it) when Delta can read it directly and its changes since are readable; else None."""
+        done = [
+            v for v, ts in self.commits.items() if ts < moment or (not strictly and ts == moment)
+        ]
+        if not done:
+            return None
+        version = max(done)
+        readable = version >= self.first_version and self.commits[version] >= self.travel_cutoff
+        return version if readable else None
 
 
 def retention_start(
@@ -75,7 +94,8 @@ def retention_start(
     cutoff = now - min(source.retention.deleted_files, source.retention.log)
     start = max(cutoff, when.get(since, cutoff))
     readable = [v for v, t in when.items() if v >= since and t >= start]
-    return ReadableHistory(start, min(readable, default=pin.version + 1))
+    first = min(readable, default=pin.version + 1)
+    return ReadableHistory(start, first, when, now - source.retention.deleted_files)
 
 
 def check_times(request: SystemTimeRequest, start: datetime) -> tuple[datetime, ...]:
@@ -148,55 +168,105 @@ def system_time_sql(
         run, pins, now, request.schema, request.identifier, request.label
     )
     times = check_times(request, readable.start)
+    if request.form in ("as_of", "before"):
+        version = readable.state_to_read(times[0], strictly=request.form == "before")
+        if version is not None:
+            return state_versions_sql(source, pin, readable, version)
     versions = row_versions_sql(source, pin, readable)
     return f"select * from ({versions}) where {predicate(request.form, times)}"
 
 
-def row_versions_sql(source: SourceTable, pin: SourceVersion, readable: ReadableHistory) -> str:
-    """Every row version of the readable history, with `_sys_start` and `_sys_end`."""
+def state_versions_sql(
+    source: SourceTable, pin: SourceVersion, readable: ReadableHistory, version: int
+) -> str:
+    """The row versions valid in one table state, read as Delta's own time travel reads it
+    (`VERSION AS OF`), with their start and end times from the change feed around it.
+
+    Copies of a value close oldest first (as in `row_versions_sql`), so the c copies valid
+    in the state are the value's newest c opens up to the state (the retention start for
+    those older than the feed), and they end with its first c closes after it.
+    """
     row = row_type(source.columns, source.column_types)
     values = row_struct(source.columns)
+    identity = comparable("_row", row)
     start = f"timestamp{string_literal(readable.start.strftime(TIME_FORMAT))}"
-    current = f"select {values} as _row, 0 as _v from {source.name} version as of {pin.version}"
-    if readable.first_version > pin.version:
-        no_end = "cast(null as timestamp) as _sys_end"
-        return f"select _row.*, {start} as _sys_start, {no_end} from ({current})"
+    state = f"select {values} as _row from {source.name} version as of {version}"
+    return f"""with _events as ({_net_events_sql(source, pin, readable, identity)}),
+_copies as (
+  select {identity} as _id, _row, row_number() over (partition by {identity} order by 1) as _copy,
+         count(*) over (partition by {identity}) as _count
+  from ({state})
+), _opens as (
+  select _id, _ts, row_number() over (partition by _id order by _v desc, _k) as _back
+  from _events lateral view posexplode(array_repeat(1, cast(_n as int))) _c as _k, _one
+  where _n > 0 and _v <= {version}
+), _closes as (
+  select _id, _ts, row_number() over (partition by _id order by _v, _k) as _rank
+  from _events lateral view posexplode(array_repeat(1, cast(-_n as int))) _c as _k, _one
+  where _n < 0 and _v > {version}
+)
+select _copies._row.*, coalesce(_opens._ts, {start}) as _sys_start, _closes._ts as _sys_end
+from _copies
+left join _opens
+  on _opens._id <=> _copies._id and _opens._back = _copies._count - _copies._copy + 1
+left join _closes on _closes._id <=> _copies._id and _closes._rank = _copies._copy"""
+
+
+def _net_events_sql(
+    source: SourceTable, pin: SourceVersion, readable: ReadableHistory, identity: str
+) -> str:
+    """Per row value and commit of the readable feed, opens minus closes (a no-op update, or a
+    delete and insert of one value in one commit, changes nothing): `_id`, `_row`, `_v`,
+    `_ts`, `_n`."""
     change = ChangeRange(
         source.name, source.columns, (), readable.first_version, pin.version,
         source.column_types, source.location,
     )  # fmt: skip
     feed = (
-        f"select {values} as _row, _commit_version as _v, _commit_timestamp as _ts, "
-        f"if(_change_type in {AFTER_TYPES}, 1, -1) as _n from {feed_sql(change)} "
+        f"select {row_struct(source.columns)} as _row, _commit_version as _v, "
+        f"_commit_timestamp as _ts, if(_change_type in {AFTER_TYPES}, 1, -1) as _n "
+        f"from {feed_sql(change)} "
         f"where _change_type in {AFTER_TYPES} or _change_type in {BEFORE_TYPES}"
     )
-    row_json = row_json_sql(row, "_row.")
-    return f"""with _events as (
-  -- per row value and commit, opens minus closes: a no-op update (or a delete and insert of
-  -- one value in one commit) changes nothing
-  select {row_json} as _id, any_value(_row) as _row, _v, any_value(_ts) as _ts, sum(_n) as _n
-  from ({feed}) group by 1, _v having sum(_n) <> 0
-), _base as (
+    return (
+        f"select {identity} as _id, any_value(_row) as _row, _v, any_value(_ts) as _ts, "
+        f"sum(_n) as _n from ({feed}) group by 1, _v having sum(_n) <> 0"
+    )
+
+
+def row_versions_sql(source: SourceTable, pin: SourceVersion, readable: ReadableHistory) -> str:
+    """Every row version of the readable history, with `_sys_start` and `_sys_end`."""
+    row = row_type(source.columns, source.column_types)
+    identity = comparable("_row", row)
+    start = f"timestamp{string_literal(readable.start.strftime(TIME_FORMAT))}"
+    values = row_struct(source.columns)
+    current = f"select {values} as _row from {source.name} version as of {pin.version}"
+    if readable.first_version > pin.version:
+        no_end = "cast(null as timestamp) as _sys_end"
+        return f"select _row.*, {start} as _sys_start, {no_end} from ({current})"
+    return f"""with _events as ({_net_events_sql(source, pin, readable, identity)}),
+_base as (
+  -- the rows valid when the readable history begins: the current ones, changes undone
   select _id, any_value(_row) as _row, sum(_n) as _n from (
-    select {row_json} as _id, _row, 1 as _n from ({current})
+    select {identity} as _id, _row, 1 as _n from ({current})
     union all select _id, _row, -_n from _events)
   group by 1 having sum(_n) > 0
 ), _opens as (
-  select _id, _row, _start, row_number() over (partition by _id order by _v, _copy) as _rank
+  select _id, _row, _start, row_number() over (partition by _id order by _v, _k) as _rank
   from (
-    select _id, _row, -1 as _v, {start} as _start, _copy from _base
-      lateral view posexplode(array_repeat(1, cast(_n as int))) _c as _copy, _one
+    select _id, _row, -1 as _v, {start} as _start, _k from _base
+      lateral view posexplode(array_repeat(1, cast(_n as int))) _c as _k, _one
     union all
-    select _id, _row, _v, _ts, _copy from _events
-      lateral view posexplode(array_repeat(1, cast(_n as int))) _c as _copy, _one
+    select _id, _row, _v, _ts, _k from _events
+      lateral view posexplode(array_repeat(1, cast(_n as int))) _c as _k, _one
     where _n > 0)
 ), _closes as (
-  select _id, _ts as _end, row_number() over (partition by _id order by _v, _copy) as _rank
-  from _events lateral view posexplode(array_repeat(1, cast(-_n as int))) _c as _copy, _one
+  select _id, _ts as _end, row_number() over (partition by _id order by _v, _k) as _rank
+  from _events lateral view posexplode(array_repeat(1, cast(-_n as int))) _c as _k, _one
   where _n < 0
 )
 select _opens._row.*, _opens._start as _sys_start, _closes._end as _sys_end
-from _opens left join _closes on _opens._id = _closes._id and _opens._rank = _closes._rank"""
+from _opens left join _closes on _opens._id <=> _closes._id and _opens._rank = _closes._rank"""
 
 
 def _latest(run: RunSql, source: SourceTable) -> SourceVersion:
