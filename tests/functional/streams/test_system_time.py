@@ -68,15 +68,26 @@ class TestSystemTime(DeltaProject):
             pins: dict = {}
             now = datetime.now()
 
-            def versions(form: str, *times: datetime) -> Counter:
+            def sql_of(form: str, *times: datetime) -> str:
                 request = SystemTimeRequest(
                     project.test_schema, name, form, tuple(t.strftime(FMT) for t in times)
                 )
-                sql = system_time_sql(run, pins, now, request)
-                return Counter((r["k"], r["v"], r["_sys_start"], r["_sys_end"]) for r in run(sql))
+                return system_time_sql(run, pins, now, request)
+
+            def batch(questions: list[tuple]) -> list[Counter]:
+                """Each question's row versions (k, v, _sys_start, _sys_end), asked in one
+                statement: one Spark job instead of one per question."""
+                branches = " union all ".join(
+                    f"select {i} as _q, k, v, _sys_start, _sys_end from ({sql_of(*question)})"
+                    for i, question in enumerate(questions)
+                )
+                answers: list[Counter] = [Counter() for _ in questions]
+                for r in run(branches):
+                    answers[r["_q"]][(r["k"], r["v"], r["_sys_start"], r["_sys_end"])] += 1
+                return answers
 
             def ask(form: str, *times: datetime) -> Counter:
-                return values_of(versions(form, *times))
+                return values_of(batch([(form, *times)])[0])
 
             def state(t: datetime, strictly: bool) -> Counter:
                 done = [v for v, ts in history.items() if ts < t or (not strictly and ts == t)]
@@ -92,21 +103,29 @@ class TestSystemTime(DeltaProject):
             start = history[0]
             probes = sorted({t + d for t in history.values() for d in (-MICRO, 0 * MICRO, MICRO)})
             probes = [t for t in probes if t >= start]
-            for t in probes:
-                # AS OF reads the state as Delta does; BETWEEN t AND t, the same rows, builds
-                # every row version: both give each row the same start and end
-                as_of = versions("as_of", t)
-                assert as_of == versions("between", t, t), ("as_of", t)
-                assert values_of(as_of) == state(t, strictly=False), ("as_of", t)
-                if t > start:
-                    assert ask("before", t) == state(t, strictly=True), ("before", t)
-            for t1, t2 in zip(probes, probes[1:] + probes[-1:], strict=True):
-                between = state(t1, strictly=False) + added(t1, t2, closed=True)
-                assert ask("between", t1, t2) == between, ("between", t1, t2)
-                if t1 > start:
-                    from_to = state(t1, strictly=False) + added(t1, t2, closed=False)
-                    expected = from_to if t1 < t2 else Counter()
-                    assert ask("from_to", t1, t2) == expected, ("from_to", t1, t2)
+            as_of = batch([("as_of", t) for t in probes])
+            # BETWEEN t AND t holds the rows AS OF t, but builds every row version where AS OF
+            # reads the state as Delta does: both must give each row the same start and end
+            commits = [t for t in probes if t in history.values()]
+            exact = [rows for t, rows in zip(probes, as_of, strict=True) if t in commits]
+            assert exact == batch([("between", t, t) for t in commits])
+            later = [t for t in probes if t > start]
+            before = batch([("before", t) for t in later])
+            for t, rows in zip(probes, as_of, strict=True):
+                assert values_of(rows) == state(t, strictly=False), ("as_of", t)
+            for t, rows in zip(later, before, strict=True):
+                assert values_of(rows) == state(t, strictly=True), ("before", t)
+
+            pairs = list(zip(probes, probes[1:] + probes[-1:], strict=True))
+            between = batch([("between", t1, t2) for t1, t2 in pairs])
+            for (t1, t2), rows in zip(pairs, between, strict=True):
+                expected = state(t1, strictly=False) + added(t1, t2, closed=True)
+                assert values_of(rows) == expected, ("between", t1, t2)
+            pairs = [(t1, t2) for t1, t2 in pairs if t1 > start]
+            from_to = batch([("from_to", t1, t2) for t1, t2 in pairs])
+            for (t1, t2), rows in zip(pairs, from_to, strict=True):
+                expected = state(t1, strictly=False) + added(t1, t2, closed=False)
+                assert values_of(rows) == (expected if t1 < t2 else Counter()), ("from_to", t1)
 
             # the re-inserted key has two versions; the first ended when it was deleted
             rows = run(
