@@ -20,6 +20,7 @@ from dbt.adapters.spark_streams.streams.source import (
     SourceVersion,
     describe_source,
     enable_command,
+    latest_version,
     source_table_id,
     spelled_key,
 )
@@ -74,7 +75,7 @@ def changes_sql(
     start_point = _start(request)
     source = describe_source(run, request.schema, request.identifier, request.label)
     key = spelled_key(request.label, request.unique_key, source)
-    pin = pins.setdefault(source.name, _latest(run, source))
+    pin = pins.setdefault(source.name, latest_version(run, source.name))
     history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
     first = _first_version(run, find_stream, request, source, history, start_point)
     interval = _interval(request, source, history, pin, first)
@@ -96,7 +97,7 @@ def empty_changes_sql(run: RunSql, request: ChangesRequest) -> str:
     _mode(request)
     source = describe_source(run, request.schema, request.identifier, request.label)
     key = spelled_key(request.label, request.unique_key, source)
-    latest = _latest(run, source)
+    latest = latest_version(run, source.name)
     snapshot = Snapshot(
         source.name,
         source.columns,
@@ -141,11 +142,6 @@ def _check_point(request: ChangesRequest, which: str, point: object, stream_allo
             f"{', '.join(map(repr, kinds))}, like {{'version': 3}} or "
             f"{{'timestamp': '2024-01-01 00:00:00'}}, not {point!r}."
         )
-
-
-def _latest(run: RunSql, source: SourceTable) -> SourceVersion:
-    [latest] = run(f"describe history {source.name} limit 1")
-    return SourceVersion.from_history(latest)
 
 
 def _state(

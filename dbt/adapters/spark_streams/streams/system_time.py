@@ -34,6 +34,7 @@ from dbt.adapters.spark_streams.streams.source import (
     SourceVersion,
     describe_source,
     enable_command,
+    latest_version,
 )
 from dbt.adapters.spark_streams.streams.staleness import change_data_feed_on_since
 
@@ -152,7 +153,7 @@ def readable_history(
     """The table, the version pinned for the build, and where its readable history begins
     (`now` and the pin are the build's, so every call in one build agrees)."""
     source = describe_source(run, schema, identifier, reader)
-    pin = pins.setdefault(source.name, _latest(run, source))
+    pin = pins.setdefault(source.name, latest_version(run, source.name))
     history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
     return source, pin, retention_start(source, history, pin, now)
 
@@ -267,8 +268,3 @@ _base as (
 )
 select _opens._row.*, _opens._start as _sys_start, _closes._end as _sys_end
 from _opens left join _closes on _opens._id <=> _closes._id and _opens._rank = _closes._rank"""
-
-
-def _latest(run: RunSql, source: SourceTable) -> SourceVersion:
-    [latest] = run(f"describe history {source.name} limit 1")
-    return SourceVersion.from_history(latest)
