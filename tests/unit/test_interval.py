@@ -2,6 +2,7 @@
 the earliest start that works; when Change Data Feed was on is read from the history."""
 
 import json
+import re
 from datetime import datetime, timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.interval import ChangesRequest, changes_sql
 from dbt.adapters.spark_streams.streams.source import SourceVersion
 from dbt.adapters.spark_streams.streams.staleness import change_data_feed_on_since
+from dbt.adapters.spark_streams.streams.system_time import SystemTimeRequest
 
 NOW = datetime.now()
 TABLE = "`raw`.`orders`"
@@ -107,3 +109,17 @@ def test_the_default_end_is_the_pin_shared_with_the_build():
 )
 def test_change_data_feed_on_since(history, on_now, since):
     assert change_data_feed_on_since(history, 9, on_now) == since
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({}, "give exactly one of as_of, before, from_to, between"),
+        ({"as_of": "2026-01-01", "before": "2026-01-01"}, "give exactly one of"),
+        ({"between": ("2026-01-01",)}, "between= takes two times, (t1, t2)"),
+    ],
+)
+def test_for_system_time_takes_exactly_one_form(options, error):
+    with pytest.raises(StreamError, match=re.escape(error)):
+        SystemTimeRequest.from_options("raw", "orders", options)
+    assert SystemTimeRequest.from_options("raw", "orders", {"as_of": "t"}).times == ("t",)

@@ -46,7 +46,6 @@ from dbt.adapters.spark_streams.streams.run_sql import Row
 from dbt.adapters.spark_streams.streams.source import SourceVersion
 from dbt.adapters.spark_streams.streams.status import stream_status
 from dbt.adapters.spark_streams.streams.system_time import (
-    FORMS,
     TIME_FORMAT,
     SystemTimeRequest,
     readable_history,
@@ -233,15 +232,9 @@ class StreamMethods(metaclass=AdapterMeta):
     @available
     def system_time_sql(self, node_id: str, source: BaseRelation, options: dict[str, Any]) -> str:
         """The SQL of one `for_system_time()` call (streams/system_time.py)."""
-        given = {form: options.get(form) for form in FORMS if options.get(form) is not None}
-        label = f"for_system_time({source.schema}.{source.identifier})"
-        if len(given) != 1:
-            raise StreamError(f"{label}: give exactly one of {', '.join(FORMS)}.")
-        [(form, value)] = given.items()
-        times = (value,) if form in ("as_of", "before") else tuple(value or ())
-        if len(times) != (1 if form in ("as_of", "before") else 2):
-            raise StreamError(f"{label}: {form}= takes two times, (t1, t2).")
-        request = SystemTimeRequest(str(source.schema), str(source.identifier), form, times)
+        request = SystemTimeRequest.from_options(
+            str(source.schema), str(source.identifier), options
+        )
         sql = system_time_sql(self.run_rows, self._pins(node_id), self._now(node_id), request)
         empty = " where false" if options.get("empty") else ""
         return f"({SYSTEM_TIME_MARKER} select * from ({sql}){empty})"

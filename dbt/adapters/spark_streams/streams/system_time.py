@@ -55,6 +55,21 @@ class SystemTimeRequest:
     def label(self) -> str:
         return f"for_system_time({self.schema}.{self.identifier})"
 
+    @classmethod
+    def from_options(cls, schema: str, identifier: str, options: dict) -> "SystemTimeRequest":
+        """The request of the macro's keyword arguments: exactly one form, with one time
+        (as_of, before) or a pair (from_to, between)."""
+        label = f"for_system_time({schema}.{identifier})"
+        given = {form: options.get(form) for form in FORMS if options.get(form) is not None}
+        if len(given) != 1:
+            raise StreamError(f"{label}: give exactly one of {', '.join(FORMS)}.")
+        [(form, value)] = given.items()
+        single = form in ("as_of", "before")
+        times = (value,) if single else tuple(value or ())
+        if len(times) != (1 if single else 2):
+            raise StreamError(f"{label}: {form}= takes two times, (t1, t2).")
+        return cls(schema, identifier, form, times)
+
 
 @dataclass(frozen=True)
 class ReadableHistory:
@@ -103,8 +118,6 @@ def check_times(request: SystemTimeRequest, start: datetime) -> tuple[datetime, 
     """The request's times, each at or after the retention start as the form needs: AS OF
     and BETWEEN at or after it; BEFORE and FROM ... TO after it, except FROM's t1, which may
     be the retention start itself."""
-    if request.form not in FORMS:
-        raise StreamError(f"{request.label}: give exactly one of {', '.join(FORMS)}.")
     times = tuple(_parse(request, text) for text in request.times)
     for index, moment in enumerate(times):
         strict = request.form == "before" or (request.form == "from_to" and index == 1)
