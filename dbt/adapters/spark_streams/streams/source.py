@@ -55,12 +55,12 @@ def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> S
     if source is None:
         if is_view(run, schema, identifier):
             raise StreamError(
-                f"{_reader(stream)}: source {schema}.{identifier} is a view; streams on views are "
-                "not supported yet. Point stream() at the Delta table(s) the view reads."
+                f"{reader_label(stream)}: source {schema}.{identifier} is a view; streams on "
+                "views are not supported yet. Point stream() at the Delta table(s) the view reads."
             )
         raise StreamError(
-            f"{_reader(stream)}: source {name} is not a Delta table; standard and append_only "
-            "streams need a Delta table with Change Data Feed."
+            f"{reader_label(stream)}: source {name} is not a Delta table; standard and "
+            "append_only streams need a Delta table with Change Data Feed."
         )
     return source
 
@@ -76,15 +76,15 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
         described = run(f"describe table extended {name}")
     except Exception as exc:
         raise StreamError(
-            f"{_reader(stream)}: cannot read source {name} ({exc}). Check that the table exists "
-            "and that source()/ref() points to it."
+            f"{reader_label(stream)}: cannot read source {name} ({exc}). Check that the table "
+            "exists and that source()/ref() points to it."
         ) from exc
-    provider = _detail(described, "Provider")
+    provider = detailed_info(described, "Provider")
     if provider is None:
         return None
     if provider.lower() != "delta":
         raise StreamError(
-            f"{_reader(stream)}: source {name} is a {provider} table; standard and "
+            f"{reader_label(stream)}: source {name} is a {provider} table; standard and "
             "append_only streams need a Delta table with Change Data Feed. Convert it with "
             "`CONVERT TO DELTA` or recreate it `USING delta`."
         )
@@ -97,7 +97,7 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
         retention=Retention.from_properties(properties),
         column_types=_column_types(described),
-        location=_detail(described, "Location") or "",
+        location=detailed_info(described, "Location") or "",
     )
 
 
@@ -107,7 +107,7 @@ def source_table_id(run: RunSql, source: SourceTable) -> SourceTable:
     return replace(source, table_id=str(detail["id"]))
 
 
-def _detail(described: list[Row], label: str) -> str | None:
+def detailed_info(described: list[Row], label: str) -> str | None:
     """A value of DESCRIBE TABLE EXTENDED's detailed section (e.g. Provider); a column of the
     same name above that section does not count."""
     in_section = False
@@ -146,14 +146,16 @@ def _check_column_names(stream: str, name: str, columns: tuple[str, ...]) -> Non
     for column in columns:
         if "`" in column:
             raise StreamError(
-                f"{_reader(stream)}: column {column!r} of source {name} contains a backtick. "
+                f"{reader_label(stream)}: column {column!r} of source {name} contains a backtick. "
                 "Delta cannot write change data for such a column (UPDATE, DELETE and MERGE fail "
                 "with INVALID_ATTRIBUTE_NAME_SYNTAX), so no stream can follow it. Rename the "
                 "column."
             )
         clash = _reserved_name_clash(column)
         if clash:
-            raise StreamError(f"{_reader(stream)}: column {column!r} of source {name} {clash}")
+            raise StreamError(
+                f"{reader_label(stream)}: column {column!r} of source {name} {clash}"
+            )
 
 
 def _reserved_name_clash(column: str) -> str | None:
@@ -194,14 +196,14 @@ def spelled_key(reader: str, unique_key: tuple[str, ...], source: SourceTable) -
     missing = [key for key in unique_key if key.lower() not in spelling]
     if missing:
         raise StreamError(
-            f"{_reader(reader)}: unique_key column(s) {', '.join(missing)} not in source "
+            f"{reader_label(reader)}: unique_key column(s) {', '.join(missing)} not in source "
             f"{source.name} (columns: {', '.join(source.columns)}). Name key columns of the "
             "source table."
         )
     return tuple(dict.fromkeys(spelling[column.lower()] for column in unique_key))
 
 
-def _reader(reader: str) -> str:
+def reader_label(reader: str) -> str:
     """How errors name a reader: `Stream <name>`, or the `changes(...)` call itself."""
     return reader if reader.startswith("changes(") else f"Stream {reader}"
 

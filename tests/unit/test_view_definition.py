@@ -1,0 +1,144 @@
+"""A stream's view definition: expansion to Delta tables, and every refused construct named
+with the view it sits in (catalog answers faked; tests/functional checks them on Spark)."""
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.run_sql import Row
+from dbt.adapters.spark_streams.streams.view_definition import read_view_definition
+
+BUILTINS = {"upper", "concat_ws", "date_add", "coalesce", "nvl2", "abs", "substring"}
+
+
+class FakeCatalog:
+    """DESCRIBE TABLE EXTENDED and SHOW SYSTEM FUNCTIONS as Spark answers them."""
+
+    def __init__(self, views: dict[str, str], tables: dict[str, str]):
+        self.views = views
+        self.tables = tables
+
+    def __call__(self, sql: str) -> list[Row]:
+        if sql.startswith("show system functions like "):
+            name = sql.split("'")[1]
+            return [{"function": name}] if name in BUILTINS else []
+        assert sql.startswith("describe table extended "), sql
+        name = sql.removeprefix("describe table extended ").replace("`", "")
+        header = [{"col_name": "id", "data_type": "bigint"}, {"col_name": "", "data_type": ""}]
+        detail = [{"col_name": "# Detailed Table Information", "data_type": ""}]
+        if name in self.views:
+            schema = name.split(".")[0]
+            return (
+                header
+                + detail
+                + [
+                    {"col_name": "Type", "data_type": "VIEW"},
+                    {"col_name": "View Text", "data_type": self.views[name]},
+                    {
+                        "col_name": "View Catalog and Namespace",
+                        "data_type": f"spark_catalog.{schema}",
+                    },
+                ]
+            )
+        if name in self.tables:
+            return (
+                header
+                + detail
+                + [
+                    {"col_name": "Type", "data_type": "MANAGED"},
+                    {"col_name": "Provider", "data_type": self.tables[name]},
+                ]
+            )
+        raise RuntimeError(f"[TABLE_OR_VIEW_NOT_FOUND] {name}")
+
+
+TABLES = {"shop.orders": "delta", "shop.customers": "delta", "shop.raw_events": "parquet"}
+
+
+def expand(view_sql: str, **more_views: str):
+    views = {"shop.v": view_sql, **{k.replace("__", "."): v for k, v in more_views.items()}}
+    return read_view_definition(FakeCatalog(views, TABLES), "shop", "v", "s")
+
+
+def test_joins_filters_unions_and_ctes_expand_to_qualified_delta_tables():
+    view = expand(
+        "with big as (select * from orders where amount > 10) "
+        "select o.id, upper(c.name) as name, o.amount * 2 as doubled "
+        "from big o join customers c on o.customer_id = c.id "
+        "cross join orders o2 "
+        "union all select id, coalesce(region, '?'), 0 from shop.inner_v",
+        shop__inner_v="select c.id, c.region from customers c, orders where orders.id = c.id",
+    )
+    assert view.tables == (
+        "`shop`.`orders`", "`shop`.`customers`", "`shop`.`orders`",
+        "`shop`.`customers`", "`shop`.`orders`",
+    )  # fmt: skip
+    assert "FROM `shop`.`inner_v`" not in view.sql and "FROM `big`" not in view.sql
+    assert "JOIN `shop`.`customers` AS `c`" in view.sql
+
+
+def test_fingerprint_follows_every_view_of_the_chain():
+    one = expand("select * from shop.inner_v", shop__inner_v="select id from orders")
+    same = expand("select * from shop.inner_v", shop__inner_v="select id from orders")
+    other = expand("select * from shop.inner_v", shop__inner_v="select id from customers")
+    assert one.fingerprint == same.fingerprint != other.fingerprint
+
+
+REFUSED = [
+    ("select customer_id, count(*) from orders group by customer_id", "an aggregate function"),
+    ("select distinct customer_id from orders", "DISTINCT"),
+    ("select id from orders union select id from customers", "UNION without ALL"),
+    ("select id from orders intersect select id from customers", "INTERSECT"),
+    ("select id from orders except all select id from customers", "EXCEPT"),
+    ("select id, row_number() over (order by id) from orders", "a window function"),
+    ("select id from orders qualify id > 1", "QUALIFY"),
+    ("select id from orders limit 5", "LIMIT"),
+    ("select id from orders order by id", "ORDER BY"),
+    ("select o.id from orders o left join customers c on o.id = c.id", "a LEFT JOIN"),
+    ("select o.id from orders o full outer join customers c on o.id = c.id", "a FULL"),
+    ("select o.id from orders o left semi join customers c on o.id = c.id", "a LEFT SEMI JOIN"),
+    ("select o.id from orders o left anti join customers c on o.id = c.id", "a LEFT ANTI JOIN"),
+    (
+        "select id from orders where id in (select id from customers)",
+        "a subquery outside FROM (IN)",
+    ),
+    ("select id from orders where exists (select 1 from customers)", "(EXISTS)"),
+    ("select (select max(id) from customers) from orders", "(scalar subquery)"),
+    ("select id, c from orders lateral view explode(array(1)) t as c", "LATERAL VIEW"),
+    ("select explode(array(id)) from orders", "a generator function (explode)"),
+    ("select id, rand() from orders", "a non-deterministic function (rand)"),
+    ("select id, current_timestamp() from orders", "a non-deterministic function"),
+    ("select id, uuid() from orders", "a non-deterministic function (uuid)"),
+    ("select id, my_udf(id) from orders", "a user-defined function (my_udf)"),
+    ("select id from orders tablesample (10 percent)", "TABLESAMPLE"),
+    ("select * from range(10)", "a table-valued function"),
+    ("select * from shop.raw_events", "reads shop.raw_events, a parquet table"),
+]
+
+
+@pytest.mark.parametrize(("definition", "named"), REFUSED)
+def test_each_unsupported_construct_is_refused_by_name(definition: str, named: str):
+    with pytest.raises(StreamError) as error:
+        expand(definition)
+    message = str(error.value)
+    assert "Stream s: view shop.v " in message
+    assert named in message
+
+
+def test_a_nested_view_s_construct_names_the_chain():
+    with pytest.raises(StreamError) as error:
+        expand(
+            "select * from shop.mid",
+            shop__mid="select * from shop.region_totals",
+            shop__region_totals="select region, sum(amount) from orders group by region",
+        )
+    message = str(error.value)
+    assert "Stream s: view shop.v uses an aggregate function (sum)" in message or (
+        "Stream s: view shop.v uses GROUP BY" in message
+    )
+    assert "(in view shop.region_totals, read through shop.mid)" in message
+    assert "may only use projections, filters, inner and cross joins and UNION ALL" in message
+
+
+def test_a_missing_table_is_named():
+    with pytest.raises(StreamError, match=r"reads shop\.gone, which cannot be read"):
+        expand("select * from gone")
