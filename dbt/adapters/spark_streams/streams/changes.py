@@ -63,6 +63,7 @@ class ChangeRange(_Typed):
     end: int
     column_types: tuple[str, ...] = ()
     location: str = ""  # the table's path: the change read names it by path (see _feed)
+    feed: str = ""  # a query in the change feed's shape read instead (a view's changes)
 
     @property
     def is_empty(self) -> bool:
@@ -108,7 +109,10 @@ def feed_sql(change: ChangeRange) -> str:
     """The change feed of the range. By path when the location is known: Spark's analyzer
     caches relations by table name within a statement, so a query that also reads the table
     by name (a model joining a stream with its source, a test comparing them) could get the
-    plain table where table_changes(name, ...) stands, and fail on `_change_type`."""
+    plain table where table_changes(name, ...) stands, and fail on `_change_type`. A view's
+    changes come as a query of that shape (view_changes.py)."""
+    if change.feed:
+        return f"({change.feed})"
     if change.location:
         path = string_literal(change.location)
         return f"table_changes_by_path({path}, {change.start}, {change.end})"
@@ -242,6 +246,46 @@ def multiset_net_sql(change: ChangeRange) -> str:
 select {output} from _net lateral view explode(sequence(1, abs(_net))) _n as _occurrence"""
 
 
+def keyed_value_net_sql(change: ChangeRange) -> str:
+    """The net change per key when the feed's rows may cancel in any order (a view's terms,
+    view_changes.py): rows net by value first, then each key's removed and added value pair
+    into an update. A key with more than one of either is not unique in the view: the read
+    fails, naming the stream's source, rather than pair rows at random."""
+    grouped, _ = _multiset_group(change.row_type, row_struct(change.columns))
+    keys = ", ".join(
+        comparable(f"_row.{quote(name)}", kind) for name, kind in change.key_type.fields
+    )
+    not_unique = string_literal(
+        f"unique_key ({', '.join(change.unique_key)}) is not unique in {change.source}: a key "
+        "has two rows in the view. Name columns that are unique in the view, or no unique_key."
+    )
+    sign = f"case when _change_type in {AFTER_TYPES} then 1 else -1 end"
+    output = _output(
+        "_row.*",
+        "_action",
+        "_old is not null and _new is not null",
+        key_hash(change.key_type, "_row."),
+        "_last.version",
+        "_last.ts",
+    )
+    return f"""with _net as (
+  select {grouped}, sum({sign}) as _net,
+         max(struct(_commit_version as version, _commit_timestamp as ts)) as _last
+  from {feed_sql(change)}
+  where _change_type in {BEFORE_TYPES} or _change_type in {AFTER_TYPES}
+  group by 1 having sum({sign}) <> 0
+), _paired as (
+  select if(max(abs(_net)) > 1 or count_if(_net < 0) > 1 or count_if(_net > 0) > 1,
+            raise_error({not_unique}), first(if(_net < 0, _row, null), true)) as _old,
+         first(if(_net > 0, _row, null), true) as _new, max(_last) as _last
+  from _net group by {keys}
+), _halves as (
+  select *, if(_action = 'DELETE', _old, _new) as _row
+  from _paired lateral view explode(array('DELETE', 'INSERT')) _halves as _action
+)
+select {output} from _halves where _row is not null"""
+
+
 def _multiset_group(row: ColumnType, values: str) -> tuple[str, str]:
     """The keyless netting's group (its first select item is the key) and the row's JSON."""
     if not unordered(row):
@@ -252,4 +296,6 @@ def _multiset_group(row: ColumnType, values: str) -> tuple[str, str]:
 
 def net_changes_sql(change: ChangeRange) -> str:
     """The standard stream's minimal delta, by key when there is one."""
-    return keyed_net_sql(change) if change.unique_key else multiset_net_sql(change)
+    if not change.unique_key:
+        return multiset_net_sql(change)
+    return keyed_value_net_sql(change) if change.feed else keyed_net_sql(change)
