@@ -43,7 +43,7 @@ from dbt.adapters.spark_streams.streams.quoting import quote_path, string_litera
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_stream
 from dbt.adapters.spark_streams.streams.run_sql import Row
-from dbt.adapters.spark_streams.streams.source import SourceVersion
+from dbt.adapters.spark_streams.streams.source import SourceIsView, SourceVersion
 from dbt.adapters.spark_streams.streams.status import stream_status
 from dbt.adapters.spark_streams.streams.system_time import (
     TIME_FORMAT,
@@ -51,6 +51,7 @@ from dbt.adapters.spark_streams.streams.system_time import (
     readable_history,
     system_time_sql,
 )
+from dbt.adapters.spark_streams.streams.view_stream import resolve_view_stream
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
@@ -203,7 +204,10 @@ class StreamMethods(metaclass=AdapterMeta):
             start_at=options.get("at") is not None,
             other_consumers=_other_consumers(node_id, options),
         )
-        sql = resolve_stream(self.run_rows, self._registry(), build, request)
+        try:
+            sql = resolve_stream(self.run_rows, self._registry(), build, request)
+        except SourceIsView:
+            sql = resolve_view_stream(self.run_rows, self._registry(), build, request)
         _log_warnings(build)
         if consuming:
             at_step("after_pin")

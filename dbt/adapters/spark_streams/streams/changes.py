@@ -81,6 +81,14 @@ class Snapshot(_Typed):
     timestamp: str
     column_types: tuple[str, ...] = ()
     location: str = ""
+    relation: str = ""  # a query of the rows instead of the source as of `version` (a view)
+
+    @property
+    def rows(self) -> str:
+        """The snapshot's rows: the source as of its version, or its `relation`."""
+        if self.relation:
+            return f"({self.relation}) as _snapshot"
+        return f"{self.source} version as of {self.version}"
 
 
 def row_struct(columns: tuple[str, ...], prefix: str = "") -> str:
@@ -148,7 +156,7 @@ def initial_rows_sql(snapshot: Snapshot) -> str:
         str(snapshot.version),
         f"timestamp{string_literal(snapshot.timestamp)}",
     )
-    return f"select {output} from {snapshot.source} version as of {snapshot.version}"
+    return f"select {output} from {snapshot.rows}"
 
 
 def append_only_sql(change: ChangeRange) -> str:

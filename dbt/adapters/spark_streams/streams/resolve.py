@@ -52,10 +52,10 @@ def resolve_stream(
     _check_mode(request, kind)
     if build.dry_run:
         return _no_rows(run, build, request, kind)
-    existing = _registered(registry, build, request.name)
-    if _check_consumer(build, request, existing):
-        existing = None  # taken over: the stream starts over, as if new
     source = kind.describe(run, request.schema, request.identifier, request.name)
+    existing = registered(registry, build, request.name)
+    if check_consumer(build, request, existing):
+        existing = None  # taken over: the stream starts over, as if new
     request = _check_key(request, source)
     creating = existing is None or build.recreates_streams
     if existing is not None and not creating:
@@ -94,7 +94,7 @@ def _no_rows(run: RunSql, build: StreamBuild, request: StreamRequest, kind: Sour
     return kind.empty_sql(_snapshot(request, source, _pin(run, build, source, kind)))
 
 
-def _registered(registry: Registry, build: StreamBuild, name: str) -> StreamRecord | None:
+def registered(registry: Registry, build: StreamBuild, name: str) -> StreamRecord | None:
     """The stream's registry record, read once per build (reconciliation may have read it)."""
     if name not in build.registered:
         build.registered[name] = registry.get(name)
@@ -159,7 +159,7 @@ def _check_mode(request: StreamRequest, kind: SourceKind) -> None:
         )
 
 
-def _check_consumer(
+def check_consumer(
     build: StreamBuild, request: StreamRequest, existing: StreamRecord | None
 ) -> bool:
     """Refuse a second consumer; True when this build takes over a stream whose consumer is

@@ -15,6 +15,11 @@ DETAIL_SECTION = "# Detailed Table Information"
 CHANGE_FEED_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 
 
+class SourceIsView(StreamError):
+    """The source is a view: stream() reads it as a view stream (view_stream.py); readers
+    of one table's history (changes(), for_system_time()) refuse it with this message."""
+
+
 @dataclass(frozen=True)
 class SourceVersion:
     """One committed version of a source and when it was committed."""
@@ -54,9 +59,9 @@ def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> S
     source = inspect_source(run, name, stream)
     if source is None:
         if is_view(run, schema, identifier):
-            raise StreamError(
-                f"{reader_label(stream)}: source {schema}.{identifier} is a view; streams on "
-                "views are not supported yet. Point stream() at the Delta table(s) the view reads."
+            raise SourceIsView(
+                f"{reader_label(stream)}: source {schema}.{identifier} is a view; only stream() "
+                "reads views. Point it at the Delta table(s) the view reads."
             )
         raise StreamError(
             f"{reader_label(stream)}: source {name} is not a Delta table; standard and "

@@ -15,6 +15,11 @@ Each term is the view's own query with its table references replaced, run twice:
 dTi's positive rows (its rows come out as inserts) and once with its negative rows (deletes).
 Rows of the view that appear in one term and vanish in another (a join of a new order with a
 customer's old name, say) cancel when the rows are netted, as every stream's rows are.
+
+An append_only view stream reports the view rows that involve at least one row inserted since
+the offset, joined with the other tables at their offsets plus their inserts (the seed's
+rule): the same sum with every table's "new" state its offset plus its inserts, and inserts
+as its only change, so updates and deletes never show.
 """
 
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ from dbt.adapters.spark_streams.streams.source import SourceTable, SourceVersion
 from dbt.adapters.spark_streams.streams.view_definition import DIALECT, ViewDefinition
 
 SIGNS = (("insert", AFTER_TYPES), ("delete", BEFORE_TYPES))
+INSERTS_ONLY = (("insert", "('insert')"),)
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,10 @@ class TableInterval:
 
 
 def view_feed_sql(
-    view: ViewDefinition, columns: tuple[str, ...], intervals: dict[str, TableInterval]
+    view: ViewDefinition,
+    columns: tuple[str, ...],
+    intervals: dict[str, TableInterval],
+    append_only: bool = False,
 ) -> str:
     """The view's signed changes as a change feed: its columns (named as the catalog names
     them), `_change_type` ('insert' or 'delete'), and the pinned version and commit time of
@@ -59,8 +68,8 @@ def view_feed_sql(
         interval = intervals[name]
         if not interval.changed:
             continue
-        for change_type, images in SIGNS:
-            query = _term(view, index, intervals, images)
+        for change_type, images in INSERTS_ONLY if append_only else SIGNS:
+            query = _term(view, index, intervals, images, append_only)
             terms.append(
                 f"select *, {string_literal(change_type)} as _change_type, "
                 f"cast({interval.pin.version} as bigint) as _commit_version, "
@@ -91,8 +100,10 @@ def view_change_range(
     columns: tuple[str, ...],
     unique_key: tuple[str, ...],
     intervals: dict[str, TableInterval],
+    append_only: bool = False,
 ) -> ChangeRange:
-    """The view's changes as the range the netting reads (its feed is the view's signed rows)."""
+    """The view's changes as the range the netting reads (its feed is the view's signed rows,
+    or for append_only its inserted ones)."""
     versions = [interval.pin.version for interval in intervals.values()]
     return ChangeRange(
         source=view.name,
@@ -100,15 +111,20 @@ def view_change_range(
         unique_key=unique_key,
         start=0,
         end=max(versions, default=0),
-        feed=view_feed_sql(view, columns, intervals),
+        feed=view_feed_sql(view, columns, intervals, append_only),
     )
 
 
 def _term(
-    view: ViewDefinition, index: int, intervals: dict[str, TableInterval], images: str
+    view: ViewDefinition,
+    index: int,
+    intervals: dict[str, TableInterval],
+    images: str,
+    append_only: bool,
 ) -> str:
-    """Term `index` of the sum: references before it at their pins, it as its positive (or
-    negative) change rows, those after it at their offsets; branches without it dropped."""
+    """Term `index` of the sum: references before it at their pins (append_only: offsets plus
+    inserts), it as its positive (or negative) change rows, those after it at their offsets;
+    branches without it dropped."""
     query = view.query.copy()
     references = list(query.find_all(exp.Table, bfs=False))
     query = _keep_branches_of(query, references[index])
@@ -119,6 +135,9 @@ def _term(
         interval = intervals[name]
         if position == index:
             _swap(table, _change_rows_sql(interval, images))
+        elif position < index and append_only:
+            grown = f"{_version_sql(name, interval.offset)} union all "
+            _swap(table, grown + _change_rows_sql(interval, "('insert')"))
         else:
             version = interval.pin.version if position < index else interval.offset
             _swap(table, _version_sql(name, version))

@@ -1,0 +1,213 @@
+"""Resolve a `stream()` call on a view (SPEC section 5).
+
+The view's definition is validated and expanded first (view_definition.py), before anything
+is read or written. Each base table then gets its own table stream, named `<stream>@<table>`,
+resolved as any table stream is (resolve.py): pinned once per build, checked for staleness and
+identity, Change Data Feed and retention prepared, and its offset recorded in the build. So
+every table offset moves in the target's one commit, with the stream's own record, which
+keeps the view's fingerprint: a view redefined since the stream was created is refused until
+`--full-refresh` recreates the stream. The rows are the view's changes between the tables'
+offsets and pins (view_changes.py), netted as a table stream's are.
+"""
+
+from dataclasses import replace
+from datetime import datetime
+
+from dbt.adapters.spark_streams.streams.build import StreamBuild
+from dbt.adapters.spark_streams.streams.changes import (
+    Snapshot,
+    append_only_sql,
+    empty_sql,
+    initial_rows_sql,
+    net_changes_sql,
+)
+from dbt.adapters.spark_streams.streams.delta_table import DeltaTable
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.quoting import quote_path
+from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.resolve import (
+    StreamRequest,
+    check_consumer,
+    registered,
+    resolve_stream,
+)
+from dbt.adapters.spark_streams.streams.run_sql import RunSql
+from dbt.adapters.spark_streams.streams.source import (
+    SourceTable,
+    SourceVersion,
+    describe_source,
+)
+from dbt.adapters.spark_streams.streams.view_changes import (
+    TableInterval,
+    view_change_range,
+    view_state_sql,
+)
+from dbt.adapters.spark_streams.streams.view_definition import ViewDefinition, read_view_definition
+
+VIEW_SOURCE_TYPE = "view"
+TABLE_STREAM_SEPARATOR = "@"
+
+
+def table_stream_name(stream: str, table: str) -> str:
+    """The name of the table stream that keeps a view stream's offset on one base table."""
+    return f"{stream}{TABLE_STREAM_SEPARATOR}{table.replace('`', '')}"
+
+
+def resolve_view_stream(
+    run: RunSql, registry: Registry, build: StreamBuild, request: StreamRequest
+) -> str:
+    """The SQL of a view stream's changes since its offsets; records every offset the build
+    moves to (the view's record and one per base table)."""
+    if request.name in build.reads:
+        return build.reads[request.name][1]
+    if request.mode not in ("standard", "append_only"):
+        raise StreamError(
+            f"Stream {request.name}: mode {request.mode!r} is not supported on views; use "
+            "standard or append_only."
+        )
+    view = read_view_definition(run, request.schema, request.identifier, request.name)
+    columns = _view_columns(run, request)
+    request = replace(request, unique_key=_spelled_key(request, view, columns))
+    existing = None if build.dry_run else registered(registry, build, request.name)
+    creating = check_consumer(build, request, existing) or existing is None
+    creating = creating or build.recreates_streams
+    if existing is not None and not creating and existing.source_id != view.fingerprint:
+        raise StreamError(
+            f"Stream {request.name} is stale: view {view.name} (or a view it reads) was "
+            "redefined since the stream was created, so its offsets no longer describe the "
+            "view's rows. Rebuild the consumer with --full-refresh to recreate the stream."
+        )
+    intervals = _table_intervals(run, registry, build, request, view, creating)
+    sql = _rows_sql(request, view, columns, intervals, creating, build.dry_run)
+    if not build.dry_run:
+        build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
+    return sql
+
+
+def _table_intervals(
+    run: RunSql,
+    registry: Registry,
+    build: StreamBuild,
+    request: StreamRequest,
+    view: ViewDefinition,
+    creating: bool,
+) -> dict[str, TableInterval]:
+    """Each base table's offset and pin, through its own table stream."""
+    intervals = {}
+    for table in dict.fromkeys(view.tables):
+        schema, identifier = table.replace("`", "").split(".", 1)
+        sub = replace(
+            request,
+            name=table_stream_name(request.name, table),
+            schema=schema,
+            identifier=identifier,
+            mode="standard",
+            unique_key=(),
+            other_consumers=(),
+        )
+        before = None if creating else registered(registry, build, sub.name)
+        resolve_stream(run, registry, build, sub)
+        source = describe_source(run, schema, identifier, request.name)
+        pin = build.pins[source.name]
+        offset = _offset(run, request, source, pin, before, creating)
+        intervals[table] = TableInterval(source, offset, pin)
+    return intervals
+
+
+def _offset(
+    run: RunSql,
+    request: StreamRequest,
+    source: SourceTable,
+    pin: SourceVersion,
+    before: StreamRecord | None,
+    creating: bool,
+) -> int:
+    """Where the view stream reads a table from: its table stream's offset, or for a new
+    stream its pin (or the version before `at` / `before`)."""
+    if not creating:
+        if before is None:
+            raise StreamError(
+                f"Stream {request.name}: the offset on {source.name} is missing from the "
+                "registry. Rebuild the consumer with --full-refresh to recreate the stream."
+            )
+        return int(before.offset_version)
+    if request.start is None:
+        return pin.version
+    return DeltaTable().first_version(run, source, request.start, request.start_at) - 1
+
+
+def _rows_sql(
+    request: StreamRequest,
+    view: ViewDefinition,
+    columns: tuple[str, ...],
+    intervals: dict[str, TableInterval],
+    creating: bool,
+    dry_run: bool,
+) -> str:
+    latest = max((i.pin for i in intervals.values()), key=lambda pin: pin.timestamp)
+    snapshot = Snapshot(
+        view.name, columns, request.unique_key, latest.version, latest.timestamp_text,
+        relation=f"select * from ({view_state_sql(view, intervals, pinned=True)}) "
+        f"as _view({', '.join(quote_path(c) for c in columns)})",
+    )  # fmt: skip
+    if dry_run:
+        return empty_sql(snapshot)
+    if creating and request.start is None:
+        return initial_rows_sql(snapshot) if request.show_initial_rows else empty_sql(snapshot)
+    append_only = request.mode == "append_only"
+    change = view_change_range(view, columns, request.unique_key, intervals, append_only)
+    return append_only_sql(change) if append_only else net_changes_sql(change)
+
+
+def _view_columns(run: RunSql, request: StreamRequest) -> tuple[str, ...]:
+    described = run(f"describe table {quote_path(request.schema, request.identifier)}")
+    columns = []
+    for row in described:
+        if not row["col_name"] or str(row["col_name"]).startswith("#"):
+            break
+        columns.append(str(row["col_name"]))
+    return tuple(columns)
+
+
+def _spelled_key(
+    request: StreamRequest, view: ViewDefinition, columns: tuple[str, ...]
+) -> tuple[str, ...]:
+    spelling = {column.lower(): column for column in columns}
+    missing = [key for key in request.unique_key if key.lower() not in spelling]
+    if missing:
+        raise StreamError(
+            f"Stream {request.name}: unique_key column(s) {', '.join(missing)} not in view "
+            f"{view.name} (columns: {', '.join(columns)}). Name columns of the view that are "
+            "unique in it, or give no unique_key (rows then net as values)."
+        )
+    return tuple(dict.fromkeys(spelling[key.lower()] for key in request.unique_key))
+
+
+def _record(
+    build: StreamBuild,
+    request: StreamRequest,
+    view: ViewDefinition,
+    intervals: dict[str, TableInterval],
+    existing: StreamRecord | None,
+) -> StreamRecord:
+    """The view stream's own record: its fingerprint as the source id; the newest table pin
+    as its offset (the table streams hold the offsets that count)."""
+    now = datetime.now()
+    latest: SourceVersion = max((i.pin for i in intervals.values()), key=lambda p: p.timestamp)
+    keep_created = existing is not None and not build.full_refresh
+    return StreamRecord(
+        name=request.name,
+        schema=build.schema,
+        source_table=quote_path(request.schema, request.identifier),
+        source_id=view.fingerprint,
+        source_type=VIEW_SOURCE_TYPE,
+        mode=request.mode,
+        unique_key=request.unique_key,
+        consumer=build.consumer or "",
+        target_table=build.target,
+        offset_version=latest.version,
+        offset_timestamp=latest.timestamp,
+        txn_version=existing.txn_version if existing else 0,
+        created_on=existing.created_on if keep_created and existing else now,
+        last_consumed_on=now,
+    )

@@ -1,0 +1,122 @@
+"""Streams on views as a user builds them: a catalog view (source) and a dbt view model (ref)
+joining orders with customers, consumed by an apply_changes mirror (keyed on a view column),
+an append log of every change and an append_only log, built with two threads. A change to
+either table reaches the consumers once; each base table's offset moves with the target; a
+redefined view is refused until --full-refresh; a construct a stream cannot follow is refused
+before anything is written.
+"""
+
+from pathlib import Path
+
+from dbt.tests.util import run_dbt
+
+from tests.functional.adapter.delta import DeltaProject, sources_yml
+
+SOURCES = sources_yml("shop", "orders", "customers", "order_details")
+CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
+DETAILS = (
+    "select o.id as order_id, o.status, c.name as customer "
+    "from {schema}.orders o join {schema}.customers c on o.customer_id = c.id"
+)
+MODELS = {
+    # a dbt view model over the tables: a stream reads it through ref()
+    "paid_orders": (
+        "{{ config(materialized='view') }}\n"
+        "select o.id as order_id, upper(c.name) as customer\n"
+        "from {{ source('shop', 'orders') }} o, {{ source('shop', 'customers') }} c\n"
+        "where o.customer_id = c.id and o.status = 'paid'\n"
+    ),
+    "details_mirror": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='apply_changes', "
+        "unique_key='order_id') }}\n"
+        "select * from {{ stream(source('shop', 'order_details'), unique_key='order_id') }}\n"
+    ),
+    "details_log": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        "select order_id, status, customer, metadata_action, metadata_isupdate\n"
+        "from {{ stream(source('shop', 'order_details'), name='details_for_log') }}\n"
+    ),
+    "paid_appends": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        "select order_id, customer, metadata_action\n"
+        "from {{ stream(ref('paid_orders'), mode='append_only') }}\n"
+    ),
+}
+
+
+class TestViewStreams(DeltaProject):
+    def test_view_streams_follow_their_tables(self, project):
+        schema = project.test_schema
+        sql = project.run_sql
+        sql(f"create table {schema}.orders (id int, customer_id int, status string) {CDF}")
+        sql(f"create table {schema}.customers (id int, name string) {CDF}")
+        sql(f"insert into {schema}.customers values (1, 'ann'), (2, 'bob')")
+        sql(f"insert into {schema}.orders values (10, 1, 'new'), (11, 2, 'paid')")
+        sql(f"create view {schema}.order_details as {DETAILS.format(schema=schema)}")
+        root = Path(project.project_root)
+        (root / "models" / "sources.yml").write_text(SOURCES)
+        for name, text in MODELS.items():
+            (root / "models" / f"{name}.sql").write_text(text)
+
+        run_dbt(["build", "--threads", "2"])
+        assert self.rows(project, "details_mirror") == {(10, "new", "ann"), (11, "paid", "bob")}
+        assert self.rows(project, "paid_appends", "order_id, customer, metadata_action") == {
+            (11, "BOB", "INSERT")
+        }
+
+        sql(f"update {schema}.customers set name = 'anna' where id = 1")  # joined row changes
+        sql(f"insert into {schema}.orders values (12, 2, 'paid')")
+        sql(f"delete from {schema}.orders where id = 11")
+        run_dbt(["run", "--threads", "2"])
+        assert self.rows(project, "details_mirror") == {(10, "new", "anna"), (12, "paid", "bob")}
+        log = "order_id, status, customer, metadata_action, metadata_isupdate"
+        assert self.rows(project, "details_log", log) == {
+            (10, "new", "ann", "INSERT", False),  # initial rows
+            (11, "paid", "bob", "INSERT", False),
+            (10, "new", "ann", "DELETE", False),  # no unique_key: values net as a multiset
+            (10, "new", "anna", "INSERT", False),
+            (11, "paid", "bob", "DELETE", False),
+            (12, "paid", "bob", "INSERT", False),
+        }
+        assert self.rows(project, "paid_appends", "order_id, customer, metadata_action") == {
+            (11, "BOB", "INSERT"),
+            (12, "BOB", "INSERT"),
+        }
+        offsets = {
+            row[0]: row[1]
+            for row in sql(
+                f"select name, offset_version from {schema}.dbt_streams "
+                "where name like 'details_for_log@%'",
+                fetch="all",
+            )
+        }
+        assert offsets == {
+            f"details_for_log@{schema}.orders": self.version(project, "orders"),
+            f"details_for_log@{schema}.customers": self.version(project, "customers"),
+        }
+
+        run_dbt(["run", "-s", "details_mirror"])  # nothing new: nothing changes
+        assert self.rows(project, "details_mirror") == {(10, "new", "anna"), (12, "paid", "bob")}
+
+        sql(f"create or replace view {schema}.order_details as {DETAILS.format(schema=schema)} "
+            "where o.status <> 'void'")  # fmt: skip
+        results = run_dbt(["run", "-s", "details_mirror"], expect_pass=False)
+        message = " ".join(results[0].message.split())
+        assert (
+            f"Stream details_mirror__order_details is stale: view {schema}.order_details (or a "
+            "view it reads) was redefined since the stream was created" in message
+        )
+        run_dbt(["run", "-s", "details_mirror", "--full-refresh"])
+        assert self.rows(project, "details_mirror") == {(10, "new", "anna"), (12, "paid", "bob")}
+
+    @staticmethod
+    def rows(project, table: str, columns: str = "order_id, status, customer") -> set:
+        got = project.run_sql(f"select {columns} from {project.test_schema}.{table}", fetch="all")
+        return {tuple(row) for row in got}
+
+    @staticmethod
+    def version(project, table: str) -> int:
+        history = project.run_sql(
+            f"describe history {project.test_schema}.{table} limit 1", fetch="all"
+        )
+        return int(history[0][0])
