@@ -36,6 +36,18 @@ MODELS = {
         "select order_id, status, customer, metadata_action, metadata_isupdate\n"
         "from {{ stream(source('shop', 'order_details'), name='details_for_log') }}\n"
     ),
+    "details_merged": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='merge', "
+        "unique_key='order_id') }}\n"
+        "select order_id, status, customer from {{ stream(source('shop', 'order_details'), "
+        "unique_key='order_id', name='details_for_merge') }}\n"
+        "where metadata_action = 'INSERT'\n"
+    ),
+    "paid_from_now": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        "select order_id, customer, metadata_action\n"
+        "from {{ stream(ref('paid_orders'), show_initial_rows=false) }}\n"
+    ),
     "paid_appends": (
         "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
         "select order_id, customer, metadata_action\n"
@@ -63,6 +75,7 @@ class TestViewStreams(DeltaProject):
         assert self.rows(project, "paid_appends", "order_id, customer, metadata_action") == {
             (11, "BOB", "INSERT")
         }
+        assert self.rows(project, "paid_from_now", "order_id") == set()
 
         sql(f"update {schema}.customers set name = 'anna' where id = 1")  # joined row changes
         sql(f"insert into {schema}.orders values (12, 2, 'paid')")
@@ -81,6 +94,16 @@ class TestViewStreams(DeltaProject):
         assert self.rows(project, "paid_appends", "order_id, customer, metadata_action") == {
             (11, "BOB", "INSERT"),
             (12, "BOB", "INSERT"),
+        }
+        assert self.rows(project, "paid_from_now", "order_id, customer, metadata_action") == {
+            (11, "BOB", "DELETE"),
+            (12, "BOB", "INSERT"),
+        }
+        # merge keeps deleted keys (it only upserts what the model selects)
+        assert self.rows(project, "details_merged") == {
+            (10, "new", "anna"),
+            (11, "paid", "bob"),
+            (12, "paid", "bob"),
         }
         offsets = {
             row[0]: row[1]
@@ -108,6 +131,15 @@ class TestViewStreams(DeltaProject):
         )
         run_dbt(["run", "-s", "details_mirror", "--full-refresh"])
         assert self.rows(project, "details_mirror") == {(10, "new", "anna"), (12, "paid", "bob")}
+
+        with project.adapter.connection_named("__show_streams"):
+            status = {r["name"]: r for r in project.adapter.stream_records()}
+        assert status["details_mirror__order_details"]["source_type"] == "view"
+        assert not status["details_mirror__order_details"]["stale"]  # recreated
+        assert status["details_for_log"]["stale_reason"] == (
+            f"view {schema}.order_details (or a view it reads) was redefined"
+        )
+        assert status[f"details_for_log@{schema}.orders"]["source_type"] == "delta"
 
     @staticmethod
     def rows(project, table: str, columns: str = "order_id, status, customer") -> set:

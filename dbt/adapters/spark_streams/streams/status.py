@@ -14,11 +14,15 @@ from dbt.adapters.spark_streams.streams.staleness import (
     stale_after,
     stale_reason,
 )
+from dbt.adapters.spark_streams.streams.view_definition import read_view_definition
+from dbt.adapters.spark_streams.streams.view_stream import VIEW_SOURCE_TYPE
 
 
 def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
     """The record's fields, then `stale`, `stale_after` and, when stale, `stale_reason`."""
     status: dict[str, Any] = dict(vars(record))
+    if record.source_type == VIEW_SOURCE_TYPE:
+        return {**status, **_view_status(run, record)}
     try:
         source = inspect_source(run, record.source_table, record.name)
     except StreamError as exc:
@@ -33,6 +37,20 @@ def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
         reason = f"source {record.source_table} was dropped and recreated or replaced"
         return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
     return {**status, **_readability(pending, source)}
+
+
+def _view_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
+    """A view stream is stale when its view no longer passes validation or was redefined;
+    its tables' readability is that of its table streams (`<name>@<table>`), listed too."""
+    schema, identifier = (part.strip("`") for part in record.source_table.split("`.`"))
+    try:
+        view = read_view_definition(run, schema, identifier, record.name)
+    except StreamError as exc:
+        return {"stale": True, "stale_after": None, "stale_reason": str(exc).strip()}
+    if view.fingerprint != record.source_id:
+        reason = f"view {view.name} (or a view it reads) was redefined"
+        return {"stale": True, "stale_after": None, "stale_reason": reason}
+    return {"stale": False, "stale_after": None, "stale_reason": ""}
 
 
 def _readability(pending: CommitsSinceOffset, source: SourceTable) -> dict[str, Any]:
