@@ -48,11 +48,14 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
         "shop.customers_mirror": 20,
         "shop.customers_pending_changes": 0,
         "shop.customers_snapshot": 20,
-        "shop.dbt_streams": 2,
-        "shop.dbt_streams_log": 2,
+        # two table streams, and a view stream with one table stream per base table
+        "shop.dbt_streams": 5,
+        "shop.dbt_streams_log": 5,
         "shop.orders_audit": 60,
+        "shop.order_customers_mirror": 60,
         "shop.orders_latest": 60,
         "shop.stg_customers": 20,
+        "shop.stg_order_customers": 60,
         "shop.stg_orders": 60,
     }
     assert (shop / "spark-warehouse" / "shop.db").is_dir()
@@ -66,6 +69,7 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     assert built.returncode == 0, built.stdout + built.stderr
     assert "PASS assert_customers_mirror_matches_source" in built.stdout
     assert "PASS assert_pending_changes_match_peek" in built.stdout
+    assert "PASS assert_order_customers_mirror_matches_view" in built.stdout
 
     printed = run_dbt_process(shop, "run-operation", "print_shop_summary")
     assert printed.returncode == 0, printed.stdout + printed.stderr
@@ -75,8 +79,10 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     assert summary["shop.customers_pending_changes"] == 0
     # every customer version since the history began: the updated ones have two or more
     assert summary["shop.customer_versions"] > summary["shop_raw.customers"]
-    assert summary["shop.dbt_streams"] == 2
-    assert summary["shop.dbt_streams_log"] == 4  # one row per stream per build
+    # customer 2's three orders left the view with it; order 61 joined it
+    assert summary["shop.order_customers_mirror"] == summary["shop.stg_order_customers"] == 58
+    assert summary["shop.dbt_streams"] == 5
+    assert summary["shop.dbt_streams_log"] == 10  # one row per stream per build
 
     # The summary ends with the adapter's show_streams.
     assert "name=customers_mirror__customers" in printed.stdout
