@@ -4,8 +4,10 @@ with the view it sits in (catalog answers faked; tests/functional checks them on
 import pytest
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.interval import ChangesRequest
 from dbt.adapters.spark_streams.streams.run_sql import Row
 from dbt.adapters.spark_streams.streams.view_definition import read_view_definition
+from dbt.adapters.spark_streams.streams.view_interval import view_changes_sql
 
 BUILTINS = {"upper", "concat_ws", "date_add", "coalesce", "nvl2", "abs", "substring"}
 
@@ -142,3 +144,9 @@ def test_a_nested_view_s_construct_names_the_chain():
 def test_a_missing_table_is_named():
     with pytest.raises(StreamError, match=r"reads shop\.gone, which cannot be read"):
         expand("select * from gone")
+
+
+def test_changes_on_a_view_refuses_version_points():
+    request = ChangesRequest("shop", "v", at={"version": 3})
+    with pytest.raises(StreamError, match=r"a view has none of its own; give \{'timestamp'"):
+        view_changes_sql(FakeCatalog({}, {}), {}, lambda _: None, request)

@@ -51,6 +51,10 @@ from dbt.adapters.spark_streams.streams.system_time import (
     readable_history,
     system_time_sql,
 )
+from dbt.adapters.spark_streams.streams.view_interval import (
+    empty_view_changes_sql,
+    view_changes_sql,
+)
 from dbt.adapters.spark_streams.streams.view_stream import resolve_view_stream
 
 logger = AdapterLogger("SparkStreams")
@@ -227,9 +231,15 @@ class StreamMethods(metaclass=AdapterMeta):
             information=str(options.get("information") or "default"),
             unique_key=as_key(options.get("unique_key")),
         )
-        if options.get("empty"):
-            return f"({empty_changes_sql(self.run_rows, request)})"
-        sql = changes_sql(self.run_rows, self._pins(node_id), self._registry().get, request)
+        try:
+            if options.get("empty"):
+                return f"({empty_changes_sql(self.run_rows, request)})"
+            sql = changes_sql(self.run_rows, self._pins(node_id), self._registry().get, request)
+        except SourceIsView:
+            if options.get("empty"):
+                return f"({empty_view_changes_sql(self.run_rows, request)})"
+            pins, find = self._pins(node_id), self._registry().get
+            sql = view_changes_sql(self.run_rows, pins, find, request)
         pinned = request.end is None or "stream" in (request.at or {})
         return f"({PINNED_CHANGES_MARKER if pinned else ''} {sql})"
 

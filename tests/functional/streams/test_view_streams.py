@@ -56,6 +56,12 @@ MODELS = {
 }
 
 
+CHANGES_SINCE = (
+    "select order_id, customer, metadata_action, metadata_isupdate from {{{{ changes("
+    "source('shop', 'order_details'), at={{'timestamp': '{moment}'}}, unique_key='order_id') }}}}"
+)
+
+
 class TestViewStreams(DeltaProject):
     def test_view_streams_follow_their_tables(self, project):
         schema = project.test_schema
@@ -77,6 +83,7 @@ class TestViewStreams(DeltaProject):
         }
         assert self.rows(project, "paid_from_now", "order_id") == set()
 
+        before_batch = max(self.latest_time(project, t) for t in ("orders", "customers"))
         sql(f"update {schema}.customers set name = 'anna' where id = 1")  # joined row changes
         sql(f"insert into {schema}.orders values (12, 2, 'paid')")
         sql(f"delete from {schema}.orders where id = 11")
@@ -118,6 +125,15 @@ class TestViewStreams(DeltaProject):
             f"details_for_log@{schema}.customers": self.version(project, "customers"),
         }
 
+        # changes() on the view: the same batch, read-only, from a moment before it
+        shown = run_dbt(["show", "--inline", CHANGES_SINCE.format(moment=before_batch)])
+        assert {tuple(row) for row in shown.results[0].agate_table.rows} == {
+            (10, "ann", "DELETE", True),
+            (10, "anna", "INSERT", True),
+            (11, "bob", "DELETE", False),
+            (12, "bob", "INSERT", False),
+        }
+
         run_dbt(["run", "-s", "details_mirror"])  # nothing new: nothing changes
         assert self.rows(project, "details_mirror") == {(10, "new", "anna"), (12, "paid", "bob")}
 
@@ -145,6 +161,13 @@ class TestViewStreams(DeltaProject):
     def rows(project, table: str, columns: str = "order_id, status, customer") -> set:
         got = project.run_sql(f"select {columns} from {project.test_schema}.{table}", fetch="all")
         return {tuple(row) for row in got}
+
+    @staticmethod
+    def latest_time(project, table: str) -> str:
+        history = project.run_sql(
+            f"describe history {project.test_schema}.{table} limit 1", fetch="all"
+        )
+        return history[0][1].strftime("%Y-%m-%d %H:%M:%S.%f")
 
     @staticmethod
     def version(project, table: str) -> int:

@@ -71,15 +71,9 @@ def changes_sql(
 ) -> str:
     """The SQL of the interval's change records. `pins` holds the build's pinned versions
     (shared with its streams): the default end, taken once per build."""
-    mode = _mode(request)
-    start_point = _start(request)
-    source = describe_source(run, request.schema, request.identifier, request.label)
+    mode = information_mode(request)
+    source, interval = table_interval(run, pins, find_stream, request)
     key = spelled_key(request.label, request.unique_key, source)
-    pin = pins.setdefault(source.name, latest_version(run, source.name))
-    history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
-    first = _first_version(run, find_stream, request, source, history, start_point)
-    interval = _interval(request, source, history, pin, first)
-    _check_readable(request, source, history, interval)
     snapshot = Snapshot(
         source.name,
         source.columns,
@@ -92,9 +86,27 @@ def changes_sql(
     return DELTA_TABLE.changes_sql(mode, snapshot, interval.first)
 
 
+def table_interval(
+    run: RunSql,
+    pins: dict[str, SourceVersion],
+    find_stream: StreamLookup,
+    request: ChangesRequest,
+) -> tuple[SourceTable, Interval]:
+    """The table the request reads and its interval, checked: the points exist, the end is
+    not before the start, and Delta can still read the changes in between."""
+    start_point = _start(request)
+    source = describe_source(run, request.schema, request.identifier, request.label)
+    pin = pins.setdefault(source.name, latest_version(run, source.name))
+    history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
+    first = _first_version(run, find_stream, request, source, history, start_point)
+    interval = _interval(request, source, history, pin, first)
+    _check_readable(request, source, history, interval)
+    return source, interval
+
+
 def empty_changes_sql(run: RunSql, request: ChangesRequest) -> str:
     """dbt's --empty: the columns of `changes()` and no rows."""
-    _mode(request)
+    information_mode(request)
     source = describe_source(run, request.schema, request.identifier, request.label)
     key = spelled_key(request.label, request.unique_key, source)
     latest = latest_version(run, source.name)
@@ -109,7 +121,7 @@ def empty_changes_sql(run: RunSql, request: ChangesRequest) -> str:
     return DELTA_TABLE.empty_sql(snapshot)
 
 
-def _mode(request: ChangesRequest) -> str:
+def information_mode(request: ChangesRequest) -> str:
     if request.information not in INFORMATION:
         raise StreamError(
             f"{request.label}: information={request.information!r} is not one of "

@@ -61,7 +61,7 @@ def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> S
         if is_view(run, schema, identifier):
             raise SourceIsView(
                 f"{reader_label(stream)}: source {schema}.{identifier} is a view; only stream() "
-                "reads views. Point it at the Delta table(s) the view reads."
+                "and changes() read views. Point it at the Delta table(s) the view reads."
             )
         raise StreamError(
             f"{reader_label(stream)}: source {name} is not a Delta table; standard and "

@@ -66,8 +66,9 @@ def resolve_view_stream(
             "standard or append_only."
         )
     view = read_view_definition(run, request.schema, request.identifier, request.name)
-    columns = _view_columns(run, request)
-    request = replace(request, unique_key=_spelled_key(request, view, columns))
+    columns = view_columns(run, request.schema, request.identifier)
+    key = spelled_view_key(f"Stream {request.name}", request.unique_key, view, columns)
+    request = replace(request, unique_key=key)
     existing = None if build.dry_run else registered(registry, build, request.name)
     creating = check_consumer(build, request, existing) or existing is None
     creating = creating or build.recreates_streams
@@ -159,8 +160,9 @@ def _rows_sql(
     return append_only_sql(change) if append_only else net_changes_sql(change)
 
 
-def _view_columns(run: RunSql, request: StreamRequest) -> tuple[str, ...]:
-    described = run(f"describe table {quote_path(request.schema, request.identifier)}")
+def view_columns(run: RunSql, schema: str, identifier: str) -> tuple[str, ...]:
+    """The view's columns as the catalog names them."""
+    described = run(f"describe table {quote_path(schema, identifier)}")
     columns = []
     for row in described:
         if not row["col_name"] or str(row["col_name"]).startswith("#"):
@@ -169,18 +171,20 @@ def _view_columns(run: RunSql, request: StreamRequest) -> tuple[str, ...]:
     return tuple(columns)
 
 
-def _spelled_key(
-    request: StreamRequest, view: ViewDefinition, columns: tuple[str, ...]
+def spelled_view_key(
+    reader: str, unique_key: tuple[str, ...], view: ViewDefinition, columns: tuple[str, ...]
 ) -> tuple[str, ...]:
+    """The key columns spelled as the view spells them; an error naming any that is missing.
+    `reader` names the stream or the changes() call."""
     spelling = {column.lower(): column for column in columns}
-    missing = [key for key in request.unique_key if key.lower() not in spelling]
+    missing = [key for key in unique_key if key.lower() not in spelling]
     if missing:
         raise StreamError(
-            f"Stream {request.name}: unique_key column(s) {', '.join(missing)} not in view "
+            f"{reader}: unique_key column(s) {', '.join(missing)} not in view "
             f"{view.name} (columns: {', '.join(columns)}). Name columns of the view that are "
             "unique in it, or give no unique_key (rows then net as values)."
         )
-    return tuple(dict.fromkeys(spelling[key.lower()] for key in request.unique_key))
+    return tuple(dict.fromkeys(spelling[key.lower()] for key in unique_key))
 
 
 def _record(
