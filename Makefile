@@ -51,10 +51,13 @@ test: lint unit functional
 
 # The long versions of the reliability tests: 40 random fuzz examples (make test runs 3 fixed
 # ones), 3 rounds of concurrent builds (make test runs 1) and 8 rounds of nine stream models
-# built with --threads 4 from a random seed (make test runs 2 from a fixed one).
+# built with --threads 4 from a random seed (make test runs 2 from a fixed one); the view
+# streams' property (40 examples) and 8 random rounds of view stream builds (make test: 2).
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 THREADS_ROUNDS=8 THREADS_SEED=$$RANDOM \
+	    VIEW_FUZZ_ROUNDS=8 VIEW_FUZZ_SEED=$$RANDOM \
 	    $(BIN)/pytest tests/functional/streams/test_fuzz.py tests/functional/streams/test_changes_property.py \
+	    tests/functional/streams/test_view_changes.py tests/functional/streams/test_view_fuzz.py \
 	    tests/functional/streams/test_threads.py tests/integration/test_concurrency.py
 
 # Not part of make test: minutes to hours. BENCH_ARGS="--sizes 20000 --reps 1" for a quick look.

@@ -3,9 +3,9 @@
 The test starts a Spark Connect server with Delta (pyspark ships the server; the Delta jars
 come the way the embedded session gets them), points the crash project at it and builds it
 round after round as separate dbt processes: the data tests assert the mirror equals its
-source and the audit holds every order once, and the registry must show each stream's offset
-at its source's newest version. A query Delta rejects must show Delta's error, not the
-server's stack trace.
+source, the audit holds every order once and a view stream's mirror equals its view, and the
+registry must show each table stream's offset at its source's newest version. A query Delta
+rejects must show Delta's error, not the server's stack trace.
 """
 
 import shutil
@@ -45,6 +45,24 @@ source as (select id, name, tier from {{{{ source('raw', 'customers') }}}})
 (select * from applied except all select * from source)
 union all
 (select * from source except all select * from applied)
+"""
+
+# A view stream over Connect: a dbt view joining the two sources, mirrored, and the mirror
+# equals the view after every build.
+PAIRED_VIEW = """{{ config(materialized='view') }}
+select o.id, o.amount, c.name, c.tier
+from {{ source('raw', 'orders') }} o join {{ source('raw', 'customers') }} c on o.id = c.id
+"""
+PAIRED_MIRROR = """{{ config(materialized='stream_incremental',
+          incremental_strategy='apply_changes', unique_key='id') }}
+select * from {{ stream(ref('paired'), unique_key='id') }}
+"""
+PAIRED_MIRROR_IS_VIEW = """
+(select id, amount, name, tier from {{ ref('paired_mirror') }}
+ except all select id, amount, name, tier from {{ ref('paired') }})
+union all
+(select id, amount, name, tier from {{ ref('paired') }}
+ except all select id, amount, name, tier from {{ ref('paired_mirror') }})
 """
 
 
@@ -99,6 +117,9 @@ def project(tmp_path_factory: pytest.TempPathFactory, server: int) -> Path:
     root = tmp_path_factory.mktemp("connect") / "crash_project"
     shutil.copytree(PROJECT, root)
     (root / "tests" / "mirror_plus_pending_is_source.sql").write_text(MIRROR_PLUS_PENDING)
+    (root / "models" / "paired.sql").write_text(PAIRED_VIEW)
+    (root / "models" / "paired_mirror.sql").write_text(PAIRED_MIRROR)
+    (root / "tests" / "paired_mirror_is_view.sql").write_text(PAIRED_MIRROR_IS_VIEW)
     (root / "profiles.yml").write_text(
         "crash:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
         f"      method: connect\n      host: sc://localhost:{server}\n"
@@ -115,7 +136,10 @@ def newest_versions(port: int) -> dict[str, tuple[int, int]]:
     """
     spark = ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
     try:
-        streams = spark.sql("select name, source_table, offset_version from crash.dbt_streams")
+        streams = spark.sql(
+            "select name, source_table, offset_version from crash.dbt_streams "
+            "where source_type = 'delta'"
+        )
         return {
             row["name"]: (
                 row["offset_version"],
@@ -134,15 +158,21 @@ def test_builds_over_spark_connect(server: int, project: Path) -> None:
         assert "PASS mirror_equals_source" in built.stdout
         assert "PASS audit_has_each_order_once" in built.stdout
         assert "PASS mirror_plus_pending_is_source" in built.stdout
+        assert "PASS paired_mirror_is_view" in built.stdout
         assert "consumed" in built.stdout
 
     offsets = newest_versions(server)
-    assert set(offsets) == {"customers_mirror__customers", "orders_audit__orders"}, offsets
+    assert set(offsets) == {
+        "customers_mirror__customers",
+        "orders_audit__orders",
+        "paired_mirror__paired@crash_raw.orders",  # the view stream's offset on each table
+        "paired_mirror__paired@crash_raw.customers",
+    }, offsets
     assert all(offset == newest for offset, newest in offsets.values()), offsets
 
     again = run_dbt_process(project, "run")
     assert again.returncode == 0, again.stdout + again.stderr
-    assert again.stdout.count("no pending changes") == 2, again.stdout
+    assert again.stdout.count("no pending changes") == 3, again.stdout
 
     # A Delta error reaches the user as Delta words it, without the server's JVM stack.
     failed = run_dbt_process(project, "show", "--inline", PAST_LATEST_CHANGES)
