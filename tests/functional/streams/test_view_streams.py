@@ -48,6 +48,12 @@ MODELS = {
         "select order_id, customer, metadata_action\n"
         "from {{ stream(ref('paid_orders'), show_initial_rows=false) }}\n"
     ),
+    # a peek: reads details_for_log's pending changes without moving its offsets
+    "details_peek": (
+        "{{ config(materialized='table') }}\n"
+        "select order_id, customer, metadata_action\n"
+        "from {{ stream(source('shop', 'order_details'), name='details_for_log') }}\n"
+    ),
     "paid_appends": (
         "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
         "select order_id, customer, metadata_action\n"
@@ -87,7 +93,14 @@ class TestViewStreams(DeltaProject):
         sql(f"update {schema}.customers set name = 'anna' where id = 1")  # joined row changes
         sql(f"insert into {schema}.orders values (12, 2, 'paid')")
         sql(f"delete from {schema}.orders where id = 11")
-        run_dbt(["run", "--threads", "2"])
+        run_dbt(["run", "-s", "details_peek"])
+        assert self.rows(project, "details_peek", "order_id, customer, metadata_action") == {
+            (10, "ann", "DELETE"),
+            (10, "anna", "INSERT"),
+            (11, "bob", "DELETE"),
+            (12, "bob", "INSERT"),
+        }
+        run_dbt(["run", "--threads", "2", "--exclude", "details_peek"])
         assert self.rows(project, "details_mirror") == {(10, "new", "anna"), (12, "paid", "bob")}
         log = "order_id, status, customer, metadata_action, metadata_isupdate"
         assert self.rows(project, "details_log", log) == {
