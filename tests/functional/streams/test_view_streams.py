@@ -67,6 +67,12 @@ CHANGES_SINCE = (
     "source('shop', 'order_details'), at={{'timestamp': '{moment}'}}, unique_key='order_id') }}}}"
 )
 
+SINCE = (
+    "{{{{ config(materialized='stream_incremental', incremental_strategy='append') }}}}\n"
+    "select order_id, customer, metadata_action from {{{{ stream(source('shop', "
+    "'order_details'), at={{'timestamp': '{moment}'}}) }}}}\n"
+)
+
 
 class TestViewStreams(DeltaProject):
     def test_view_streams_follow_their_tables(self, project):
@@ -145,6 +151,16 @@ class TestViewStreams(DeltaProject):
             (10, "anna", "INSERT", True),
             (11, "bob", "DELETE", False),
             (12, "bob", "INSERT", False),
+        }
+
+        # a new view stream started at a moment: the changes since, on every base table
+        (root / "models" / "details_since.sql").write_text(SINCE.format(moment=before_batch))
+        run_dbt(["run", "-s", "details_since"])
+        assert self.rows(project, "details_since", "order_id, customer, metadata_action") == {
+            (10, "ann", "DELETE"),
+            (10, "anna", "INSERT"),
+            (11, "bob", "DELETE"),
+            (12, "bob", "INSERT"),
         }
 
         run_dbt(["run", "-s", "details_mirror"])  # nothing new: nothing changes
