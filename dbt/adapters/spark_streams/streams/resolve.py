@@ -247,14 +247,28 @@ def _record(
     existing: StreamRecord | None,
     kind: SourceKind,
 ) -> StreamRecord:
+    return stream_record(build, request, (source.name, source.table_id, kind.source_type), pin,
+                         existing)  # fmt: skip
+
+
+def stream_record(
+    build: StreamBuild,
+    request: StreamRequest,
+    source: tuple[str, str, str],
+    pin: SourceVersion,
+    existing: StreamRecord | None,
+) -> StreamRecord:
+    """The record a build moves a stream to: `source` is its (table, id, type), `pin` its new
+    offset; a stream keeps its creation time unless the build recreates it."""
     now = datetime.now()
     keep_created = existing is not None and not build.full_refresh
+    source_table, source_id, source_type = source
     return StreamRecord(
         name=request.name,
         schema=build.schema,
-        source_table=source.name,
-        source_id=source.table_id,
-        source_type=kind.source_type,
+        source_table=source_table,
+        source_id=source_id,
+        source_type=source_type,
         mode=request.mode,
         unique_key=request.unique_key,
         consumer=build.consumer or "",

@@ -197,13 +197,23 @@ def spelled_key(reader: str, unique_key: tuple[str, ...], source: SourceTable) -
     the key's name with its value, so only the source's spelling gives every stream keyed on
     the same column the same row ids.
     """
-    spelling = {column.lower(): column for column in source.columns}
+    fix = "Name key columns of the source table."
+    return spell_columns(
+        reader_label(reader), unique_key, source.columns, f"source {source.name}", fix
+    )
+
+
+def spell_columns(
+    reader: str, unique_key: tuple[str, ...], columns: tuple[str, ...], where: str, fix: str
+) -> tuple[str, ...]:
+    """`unique_key` spelled as `columns` spell it; an error naming `where` and the fix when a
+    key column is missing."""
+    spelling = {column.lower(): column for column in columns}
     missing = [key for key in unique_key if key.lower() not in spelling]
     if missing:
         raise StreamError(
-            f"{reader_label(reader)}: unique_key column(s) {', '.join(missing)} not in source "
-            f"{source.name} (columns: {', '.join(source.columns)}). Name key columns of the "
-            "source table."
+            f"{reader}: unique_key column(s) {', '.join(missing)} not in {where} (columns: "
+            f"{', '.join(columns)}). {fix}"
         )
     return tuple(dict.fromkeys(spelling[column.lower()] for column in unique_key))
 

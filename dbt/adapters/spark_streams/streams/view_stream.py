@@ -11,7 +11,6 @@ offsets and pins (view_changes.py), netted as a table stream's are.
 """
 
 from dataclasses import replace
-from datetime import datetime
 
 from dbt.adapters.spark_streams.streams.build import StreamBuild
 from dbt.adapters.spark_streams.streams.changes import (
@@ -30,12 +29,14 @@ from dbt.adapters.spark_streams.streams.resolve import (
     check_consumer,
     registered,
     resolve_stream,
+    stream_record,
 )
 from dbt.adapters.spark_streams.streams.run_sql import RunSql
 from dbt.adapters.spark_streams.streams.source import (
     SourceTable,
     SourceVersion,
     describe_source,
+    spell_columns,
 )
 from dbt.adapters.spark_streams.streams.view_changes import (
     TableInterval,
@@ -176,15 +177,11 @@ def spelled_view_key(
 ) -> tuple[str, ...]:
     """The key columns spelled as the view spells them; an error naming any that is missing.
     `reader` names the stream or the changes() call."""
-    spelling = {column.lower(): column for column in columns}
-    missing = [key for key in unique_key if key.lower() not in spelling]
-    if missing:
-        raise StreamError(
-            f"{reader}: unique_key column(s) {', '.join(missing)} not in view "
-            f"{view.name} (columns: {', '.join(columns)}). Name columns of the view that are "
-            "unique in it, or give no unique_key (rows then net as values)."
-        )
-    return tuple(dict.fromkeys(spelling[key.lower()] for key in unique_key))
+    fix = (
+        "Name columns of the view that are unique in it, or give no unique_key (rows then net "
+        "as values)."
+    )
+    return spell_columns(reader, unique_key, columns, f"view {view.name}", fix)
 
 
 def _record(
@@ -196,22 +193,6 @@ def _record(
 ) -> StreamRecord:
     """The view stream's own record: its fingerprint as the source id; the newest table pin
     as its offset (the table streams hold the offsets that count)."""
-    now = datetime.now()
     latest: SourceVersion = max((i.pin for i in intervals.values()), key=lambda p: p.timestamp)
-    keep_created = existing is not None and not build.full_refresh
-    return StreamRecord(
-        name=request.name,
-        schema=build.schema,
-        source_table=quote_path(request.schema, request.identifier),
-        source_id=view.fingerprint,
-        source_type=VIEW_SOURCE_TYPE,
-        mode=request.mode,
-        unique_key=request.unique_key,
-        consumer=build.consumer or "",
-        target_table=build.target,
-        offset_version=latest.version,
-        offset_timestamp=latest.timestamp,
-        txn_version=existing.txn_version if existing else 0,
-        created_on=existing.created_on if keep_created and existing else now,
-        last_consumed_on=now,
-    )
+    source = (quote_path(request.schema, request.identifier), view.fingerprint, VIEW_SOURCE_TYPE)
+    return stream_record(build, request, source, latest, existing)
