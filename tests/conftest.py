@@ -41,6 +41,8 @@ LONGEST_FIRST = (
     "tests/integration/test_spark_connect.py",
     "tests/integration/test_concurrency.py",
     "tests/functional/streams/test_column_types.py",
+    "tests/functional/streams/test_view_streams.py",
+    "tests/functional/streams/test_view_fuzz.py",
 )
 
 

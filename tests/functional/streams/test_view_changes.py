@@ -6,6 +6,7 @@ columns, a UNION ALL branch that joins a table to itself), keyed and as a multis
 from collections import Counter
 from itertools import count
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -74,6 +75,10 @@ class TestViewChanges(DeltaProject):
                     ("INSERT", False, 1, "order2", "customer2"): 1,
                 }
             )
+            # id is not unique in this view: a keyed read refuses to pair its rows
+            pins = {t: latest(run, f"{schema}.{t}") for t in ("orders", "customers")}
+            with pytest.raises(Exception, match=r"unique_key \(id\) is not unique in"):
+                view_changes(run, schema, "orders_by_customer", offsets, pins, ("id",))
 
 
 KEYS = st.integers(0, 3)

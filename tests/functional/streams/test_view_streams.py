@@ -75,7 +75,7 @@ SINCE = (
 
 
 class TestViewStreams(DeltaProject):
-    def test_view_streams_follow_their_tables(self, project):
+    def test_view_streams_follow_their_tables(self, project, capsys):
         schema = project.test_schema
         sql = project.run_sql
         sql(f"create table {schema}.orders (id int, customer_id int, status string) {CDF}")
@@ -185,6 +185,13 @@ class TestViewStreams(DeltaProject):
             f"view {schema}.order_details (or a view it reads) was redefined"
         )
         assert status[f"details_for_log@{schema}.orders"]["source_type"] == "delta"
+
+        capsys.readouterr()
+        run_dbt(["run-operation", "describe_stream", "--args", "{name: details_for_log}"])
+        printed = capsys.readouterr().out
+        assert "source_type        view" in printed
+        version = self.version(project, "orders")
+        assert f"table offset       `{schema}`.`orders` version {version} (" in printed
 
     @staticmethod
     def rows(project, table: str, columns: str = "order_id, status, customer") -> set:
