@@ -192,15 +192,7 @@ def keyed_net_sql(change: ChangeRange) -> str:
     row = row_struct(change.columns)
     keys = ", ".join(comparable(quote(name), kind) for name, kind in change.key_type.fields)
     order = f"_commit_version, _change_type in {AFTER_TYPES}"
-    output = _output(
-        "_row.*",
-        "_action",
-        "_old is not null and _new is not null",
-        key_hash(change.key_type, "_first.row."),
-        "_last.version",
-        "_last.ts",
-    )
-    return f"""with _ends as (
+    paired = f"""with _ends as (
   select first_value(named_struct('row', {row}, 'kept', _change_type in {BEFORE_TYPES}))
            over _key as _first,
          last_value(named_struct('row', {row}, 'kept', _change_type in {AFTER_TYPES}))
@@ -216,10 +208,27 @@ def keyed_net_sql(change: ChangeRange) -> str:
   select _first, _last, if(_first.kept, _first.row, null) as _old,
          if(_final.kept, _final.row, null) as _new
   from _ends where _n = 1
-), _halves as (
+)"""
+    changed = f"_old is null or _new is null or not ({_same(change.row_type, '_old', '_new')})"
+    return _halves_sql(paired, key_hash(change.key_type, "_first.row."), changed)
+
+
+def _halves_sql(paired: str, row_id: str, changed: str = "true") -> str:
+    """The stream rows of keyed pairs: `paired` is CTEs ending in `_paired` (one row per key:
+    `_old` and `_new`, either null, and `_last`); a pair gives a DELETE of `_old` and an
+    INSERT of `_new` (an update when both exist), for the keys where `changed` holds."""
+    output = _output(
+        "_row.*",
+        "_action",
+        "_old is not null and _new is not null",
+        row_id,
+        "_last.version",
+        "_last.ts",
+    )
+    return f"""{paired}, _halves as (
   select *, if(_action = 'DELETE', _old, _new) as _row
   from _paired lateral view explode(array('DELETE', 'INSERT')) _halves as _action
-  where _old is null or _new is null or not ({_same(change.row_type, "_old", "_new")})
+  where {changed}
 )
 select {output} from _halves where _row is not null"""
 
@@ -268,15 +277,7 @@ def keyed_value_net_sql(change: ChangeRange) -> str:
         "has two rows in the view. Name columns that are unique in the view, or no unique_key."
     )
     sign = f"case when _change_type in {AFTER_TYPES} then 1 else -1 end"
-    output = _output(
-        "_row.*",
-        "_action",
-        "_old is not null and _new is not null",
-        key_hash(change.key_type, "_row."),
-        "_last.version",
-        "_last.ts",
-    )
-    return f"""with _net as (
+    paired = f"""with _net as (
   select {grouped}, sum({sign}) as _net,
          max(struct(_commit_version as version, _commit_timestamp as ts)) as _last
   from {feed_sql(change)}
@@ -287,11 +288,8 @@ def keyed_value_net_sql(change: ChangeRange) -> str:
             raise_error({not_unique}), first(if(_net < 0, _row, null), true)) as _old,
          first(if(_net > 0, _row, null), true) as _new, max(_last) as _last
   from _net group by {keys}
-), _halves as (
-  select *, if(_action = 'DELETE', _old, _new) as _row
-  from _paired lateral view explode(array('DELETE', 'INSERT')) _halves as _action
-)
-select {output} from _halves where _row is not null"""
+)"""
+    return _halves_sql(paired, key_hash(change.key_type, "_row."))
 
 
 def _multiset_group(row: ColumnType, values: str) -> tuple[str, str]:

@@ -93,7 +93,7 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
             "append_only streams need a Delta table with Change Data Feed. Convert it with "
             "`CONVERT TO DELTA` or recreate it `USING delta`."
         )
-    columns = _columns(described)
+    columns = column_names(described)
     _check_column_names(stream, name, columns)
     properties = {row["key"]: row["value"] for row in run(f"show tblproperties {name}")}
     return SourceTable(
@@ -123,7 +123,7 @@ def detailed_info(described: list[Row], label: str) -> str | None:
     return None
 
 
-def _columns(described: list[Row]) -> tuple[str, ...]:
+def column_names(described: list[Row]) -> tuple[str, ...]:
     """Column names in table order; DESCRIBE's partition and detail sections are skipped."""
     return tuple(str(row["col_name"]) for row in _column_rows(described))
 

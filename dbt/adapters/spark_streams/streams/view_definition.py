@@ -18,8 +18,8 @@ from sqlglot.errors import ParseError
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
-from dbt.adapters.spark_streams.streams.run_sql import RunSql
-from dbt.adapters.spark_streams.streams.source import detailed_info, reader_label
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
+from dbt.adapters.spark_streams.streams.source import column_names, detailed_info, reader_label
 from dbt.adapters.spark_streams.streams.view_rules import ALLOWED, first_violation
 
 DIALECT = "spark"
@@ -29,11 +29,13 @@ SESSION_CATALOG = "spark_catalog"
 @dataclass(frozen=True)
 class ViewDefinition:
     """A view expanded to its base tables: `tables` holds one quoted name per reference, in
-    reading order (a table joined to itself appears twice)."""
+    reading order (a table joined to itself appears twice); `columns` are the view's own, as
+    the catalog names them."""
 
     name: str
     query: exp.Expr
     tables: tuple[str, ...]
+    columns: tuple[str, ...] = ()
 
     @property
     def sql(self) -> str:
@@ -74,15 +76,17 @@ def read_view_definition(run: RunSql, schema: str, identifier: str, reader: str)
     construct and where it sits otherwise."""
     top = f"{schema}.{identifier}"
     reading = _Reading(reader, top, (), _builtin_lookup(run))
-    query = _expand(run, schema, identifier, reading)
+    described = run(f"describe table extended {quote_path(schema, identifier)}")
+    query = _expand(run, described, schema, reading)
     tables = tuple(
         quote_path(table.db, table.name) for table in query.find_all(exp.Table, bfs=False)
     )
-    return ViewDefinition(top, query, tables)
+    return ViewDefinition(top, query, tables, column_names(described))
 
 
-def _expand(run: RunSql, schema: str, identifier: str, reading: _Reading) -> exp.Expr:
-    text, namespace = _stored_view(run, schema, identifier, reading)
+def _expand(run: RunSql, described: list[Row], schema: str, reading: _Reading) -> exp.Expr:
+    """A view of `schema`, from its DESCRIBE TABLE EXTENDED rows: parsed, checked, expanded."""
+    text, namespace = _stored_view(described, schema, reading)
     try:
         query = sqlglot.parse_one(text, read=DIALECT)
     except ParseError as exc:
@@ -101,9 +105,9 @@ def _expand(run: RunSql, schema: str, identifier: str, reading: _Reading) -> exp
     return query
 
 
-def _stored_view(run: RunSql, schema: str, identifier: str, reading: _Reading) -> tuple[str, str]:
-    """The view's SQL text and the schema its unqualified names resolve in."""
-    described = run(f"describe table extended {quote_path(schema, identifier)}")
+def _stored_view(described: list[Row], schema: str, reading: _Reading) -> tuple[str, str]:
+    """The view's SQL text and the schema its unqualified names resolve in (the catalog's,
+    else the view's own `schema`)."""
     text = detailed_info(described, "View Text")
     if text is None:
         raise reading.refuse(
@@ -123,10 +127,11 @@ def _resolve(run: RunSql, table: exp.Table, namespace: str, reading: _Reading) -
     if table.catalog and table.catalog.lower() != SESSION_CATALOG:
         raise reading.refuse(f"reads {table.sql(dialect=DIALECT)} from another catalog")
     schema, name = table.db or namespace, table.name
-    kind = _table_kind(run, schema, name, reading)
+    described = _describe(run, schema, name, reading)
+    kind = _table_kind(described)
     alias = table.alias or name
     if kind == "view":
-        inner = _expand(run, schema, name, reading.inner(f"{schema}.{name}"))
+        inner = _expand(run, described, schema, reading.inner(f"{schema}.{name}"))
         table.replace(
             exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(alias)))
         )
@@ -141,12 +146,15 @@ def _resolve(run: RunSql, table: exp.Table, namespace: str, reading: _Reading) -
     table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
 
 
-def _table_kind(run: RunSql, schema: str, name: str, reading: _Reading) -> str:
-    """'view', 'delta' or the table's provider in lower case."""
+def _describe(run: RunSql, schema: str, name: str, reading: _Reading) -> list[Row]:
     try:
-        described = run(f"describe table extended {quote_path(schema, name)}")
+        return run(f"describe table extended {quote_path(schema, name)}")
     except Exception as exc:
         raise reading.refuse(f"reads {schema}.{name}, which cannot be read ({exc})") from exc
+
+
+def _table_kind(described: list[Row]) -> str:
+    """'view', 'delta' or the table's provider in lower case."""
     if (detailed_info(described, "Type") or "").upper() == "VIEW":
         return "view"
     return (detailed_info(described, "Provider") or "unknown").lower()

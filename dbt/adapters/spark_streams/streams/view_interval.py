@@ -30,7 +30,6 @@ from dbt.adapters.spark_streams.streams.view_definition import read_view_definit
 from dbt.adapters.spark_streams.streams.view_stream import (
     spelled_view_key,
     table_stream_name,
-    view_columns,
 )
 
 
@@ -44,7 +43,7 @@ def view_changes_sql(
     mode = information_mode(request)
     _check_points(request)
     view = read_view_definition(run, request.schema, request.identifier, request.label)
-    columns = view_columns(run, request.schema, request.identifier)
+    columns = view.columns
     key = spelled_view_key(request.label, request.unique_key, view, columns)
     intervals = {}
     for table in dict.fromkeys(view.tables):
@@ -68,7 +67,7 @@ def empty_view_changes_sql(run: RunSql, request: ChangesRequest) -> str:
     """dbt's --empty: the columns of `changes()` on the view and no rows."""
     information_mode(request)
     view = read_view_definition(run, request.schema, request.identifier, request.label)
-    columns = view_columns(run, request.schema, request.identifier)
+    columns = view.columns
     key = spelled_view_key(request.label, request.unique_key, view, columns)
     relation = f"select * from {quote_path(request.schema, request.identifier)}"
     return empty_sql(Snapshot(view.name, columns, key, 0, "1970-01-01", relation=relation))

@@ -67,7 +67,7 @@ def resolve_view_stream(
             "standard or append_only."
         )
     view = read_view_definition(run, request.schema, request.identifier, request.name)
-    columns = view_columns(run, request.schema, request.identifier)
+    columns = view.columns
     key = spelled_view_key(f"Stream {request.name}", request.unique_key, view, columns)
     request = replace(request, unique_key=key)
     existing = None if build.dry_run else registered(registry, build, request.name)
@@ -159,17 +159,6 @@ def _rows_sql(
     append_only = request.mode == "append_only"
     change = view_change_range(view, columns, request.unique_key, intervals, append_only)
     return append_only_sql(change) if append_only else net_changes_sql(change)
-
-
-def view_columns(run: RunSql, schema: str, identifier: str) -> tuple[str, ...]:
-    """The view's columns as the catalog names them."""
-    described = run(f"describe table {quote_path(schema, identifier)}")
-    columns = []
-    for row in described:
-        if not row["col_name"] or str(row["col_name"]).startswith("#"):
-            break
-        columns.append(str(row["col_name"]))
-    return tuple(columns)
 
 
 def spelled_view_key(
