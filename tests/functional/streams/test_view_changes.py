@@ -35,7 +35,8 @@ def view_changes(run, schema: str, view: str, offsets: dict, pins: dict, key=())
         intervals[name] = TableInterval(source, offsets[bare], pin)
     described = run(f"describe {schema}.{view}")
     columns = tuple(r["col_name"] for r in described if not r["col_name"].startswith("#"))
-    change = view_change_range(definition, columns, key, intervals)
+    assert definition.columns == columns  # the catalog's names, as DESCRIBE gives them
+    change = view_change_range(definition, key, intervals)
     return Counter(
         (r["metadata_action"], r["metadata_isupdate"], *(r[c] for c in columns))
         for r in run(net_changes_sql(change))

@@ -49,6 +49,18 @@ def resolve_stream(
     """
     if request.name in build.reads:
         return build.reads[request.name][1]
+    return resolve_with_source(run, registry, build, request, kind)[0]
+
+
+def resolve_with_source(
+    run: RunSql,
+    registry: Registry,
+    build: StreamBuild,
+    request: StreamRequest,
+    kind: SourceKind = DELTA_TABLE,
+) -> tuple[str, SourceTable]:
+    """resolve_stream's work for a stream the build has not read yet, and the source it
+    described (a view stream reads its base tables' columns from it)."""
     _check_mode(request, kind)
     if build.dry_run:
         return _no_rows(run, build, request, kind)
@@ -84,14 +96,16 @@ def resolve_stream(
         sql = kind.changes_sql(request.mode, snapshot, existing.offset_version + 1)
         build.moves = build.moves or pin.version > existing.offset_version
     build.reads[request.name] = (_record(build, request, source, pin, existing, kind), sql)
-    return sql
+    return sql, source
 
 
-def _no_rows(run: RunSql, build: StreamBuild, request: StreamRequest, kind: SourceKind) -> str:
+def _no_rows(
+    run: RunSql, build: StreamBuild, request: StreamRequest, kind: SourceKind
+) -> tuple[str, SourceTable]:
     """dbt's --empty: the stream's columns and no rows; no offset is read or recorded."""
     source = kind.describe(run, request.schema, request.identifier, request.name)
     request = _check_key(request, source)
-    return kind.empty_sql(_snapshot(request, source, _pin(run, build, source, kind)))
+    return kind.empty_sql(_snapshot(request, source, _pin(run, build, source, kind))), source
 
 
 def registered(registry: Registry, build: StreamBuild, name: str) -> StreamRecord | None:

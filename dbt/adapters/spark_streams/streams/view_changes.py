@@ -55,14 +55,12 @@ class TableInterval:
 
 
 def view_feed_sql(
-    view: ViewDefinition,
-    columns: tuple[str, ...],
-    intervals: dict[str, TableInterval],
-    append_only: bool = False,
+    view: ViewDefinition, intervals: dict[str, TableInterval], append_only: bool = False
 ) -> str:
     """The view's signed changes as a change feed: its columns (named as the catalog names
     them), `_change_type` ('insert' or 'delete'), and the pinned version and commit time of
     the table whose change produced the row as `_commit_version` / `_commit_timestamp`."""
+    columns = column_list(view.columns)
     terms = []
     for index, name in enumerate(view.tables):
         interval = intervals[name]
@@ -74,13 +72,13 @@ def view_feed_sql(
                 f"select *, {string_literal(change_type)} as _change_type, "
                 f"cast({interval.pin.version} as bigint) as _commit_version, "
                 f"timestamp{string_literal(interval.pin.timestamp_text)} as _commit_timestamp "
-                f"from ({query}) as _term({column_list(columns)})"
+                f"from ({query}) as _term({columns})"
             )
     if not terms:
         return (
             f"select *, 'insert' as _change_type, cast(null as bigint) as _commit_version, "
             f"cast(null as timestamp) as _commit_timestamp from "
-            f"({view_state_sql(view, intervals, pinned=True)}) as _term({column_list(columns)}) "
+            f"({view_state_sql(view, intervals, pinned=True)}) as _term({columns}) "
             "where false"
         )
     return "\nunion all\n".join(terms)
@@ -97,7 +95,6 @@ def view_state_sql(view: ViewDefinition, intervals: dict[str, TableInterval], pi
 
 def view_change_range(
     view: ViewDefinition,
-    columns: tuple[str, ...],
     unique_key: tuple[str, ...],
     intervals: dict[str, TableInterval],
     append_only: bool = False,
@@ -107,11 +104,11 @@ def view_change_range(
     versions = [interval.pin.version for interval in intervals.values()]
     return ChangeRange(
         source=view.name,
-        columns=columns,
+        columns=view.columns,
         unique_key=unique_key,
         start=0,
         end=max(versions, default=0),
-        feed=view_feed_sql(view, columns, intervals, append_only),
+        feed=view_feed_sql(view, intervals, append_only),
     )
 
 

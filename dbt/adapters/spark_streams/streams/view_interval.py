@@ -43,8 +43,7 @@ def view_changes_sql(
     mode = information_mode(request)
     _check_points(request)
     view = read_view_definition(run, request.schema, request.identifier, request.label)
-    columns = view.columns
-    key = spelled_view_key(request.label, request.unique_key, view, columns)
+    key = spelled_view_key(request.label, request.unique_key, view)
     intervals = {}
     for table in dict.fromkeys(view.tables):
         schema, identifier = table.replace("`", "").split(".", 1)
@@ -59,7 +58,7 @@ def view_changes_sql(
         source, interval = table_interval(run, pins, find_stream, on_table)
         end = SourceVersion(interval.last, interval.last_time)
         intervals[table] = TableInterval(source, interval.first - 1, end)
-    change = view_change_range(view, columns, key, intervals, mode == "append_only")
+    change = view_change_range(view, key, intervals, mode == "append_only")
     return append_only_sql(change) if mode == "append_only" else net_changes_sql(change)
 
 
@@ -67,10 +66,9 @@ def empty_view_changes_sql(run: RunSql, request: ChangesRequest) -> str:
     """dbt's --empty: the columns of `changes()` on the view and no rows."""
     information_mode(request)
     view = read_view_definition(run, request.schema, request.identifier, request.label)
-    columns = view.columns
-    key = spelled_view_key(request.label, request.unique_key, view, columns)
+    key = spelled_view_key(request.label, request.unique_key, view)
     relation = f"select * from {quote_path(request.schema, request.identifier)}"
-    return empty_sql(Snapshot(view.name, columns, key, 0, "1970-01-01", relation=relation))
+    return empty_sql(Snapshot(view.name, view.columns, key, 0, "1970-01-01", relation=relation))
 
 
 def _check_points(request: ChangesRequest) -> None:

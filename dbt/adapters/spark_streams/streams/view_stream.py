@@ -22,20 +22,19 @@ from dbt.adapters.spark_streams.streams.changes import (
 )
 from dbt.adapters.spark_streams.streams.delta_table import DeltaTable
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.quoting import quote_path
+from dbt.adapters.spark_streams.streams.quoting import column_list, quote_path
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.resolve import (
     StreamRequest,
     check_consumer,
     registered,
-    resolve_stream,
+    resolve_with_source,
     stream_record,
 )
 from dbt.adapters.spark_streams.streams.run_sql import RunSql
 from dbt.adapters.spark_streams.streams.source import (
     SourceTable,
     SourceVersion,
-    describe_source,
     spell_columns,
 )
 from dbt.adapters.spark_streams.streams.view_changes import (
@@ -67,8 +66,7 @@ def resolve_view_stream(
             "standard or append_only."
         )
     view = read_view_definition(run, request.schema, request.identifier, request.name)
-    columns = view.columns
-    key = spelled_view_key(f"Stream {request.name}", request.unique_key, view, columns)
+    key = spelled_view_key(f"Stream {request.name}", request.unique_key, view)
     request = replace(request, unique_key=key)
     existing = None if build.dry_run else registered(registry, build, request.name)
     creating = check_consumer(build, request, existing) or existing is None
@@ -80,7 +78,7 @@ def resolve_view_stream(
             "view's rows. Rebuild the consumer with --full-refresh to recreate the stream."
         )
     intervals = _table_intervals(run, registry, build, request, view, creating)
-    sql = _rows_sql(request, view, columns, intervals, creating, build.dry_run)
+    sql = _rows_sql(request, view, intervals, creating, build.dry_run)
     if not build.dry_run:
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
     return sql
@@ -108,8 +106,7 @@ def _table_intervals(
             other_consumers=(),
         )
         before = None if creating else registered(registry, build, sub.name)
-        resolve_stream(run, registry, build, sub)
-        source = describe_source(run, schema, identifier, request.name)
+        _, source = resolve_with_source(run, registry, build, sub)
         pin = build.pins[source.name]
         offset = _offset(run, request, source, pin, before, creating)
         intervals[table] = TableInterval(source, offset, pin)
@@ -141,28 +138,27 @@ def _offset(
 def _rows_sql(
     request: StreamRequest,
     view: ViewDefinition,
-    columns: tuple[str, ...],
     intervals: dict[str, TableInterval],
     creating: bool,
     dry_run: bool,
 ) -> str:
-    latest = max((i.pin for i in intervals.values()), key=lambda pin: pin.timestamp)
+    latest = _latest_pin(intervals)
     snapshot = Snapshot(
-        view.name, columns, request.unique_key, latest.version, latest.timestamp_text,
+        view.name, view.columns, request.unique_key, latest.version, latest.timestamp_text,
         relation=f"select * from ({view_state_sql(view, intervals, pinned=True)}) "
-        f"as _view({', '.join(quote_path(c) for c in columns)})",
+        f"as _view({column_list(view.columns)})",
     )  # fmt: skip
     if dry_run:
         return empty_sql(snapshot)
     if creating and request.start is None:
         return initial_rows_sql(snapshot) if request.show_initial_rows else empty_sql(snapshot)
     append_only = request.mode == "append_only"
-    change = view_change_range(view, columns, request.unique_key, intervals, append_only)
+    change = view_change_range(view, request.unique_key, intervals, append_only)
     return append_only_sql(change) if append_only else net_changes_sql(change)
 
 
 def spelled_view_key(
-    reader: str, unique_key: tuple[str, ...], view: ViewDefinition, columns: tuple[str, ...]
+    reader: str, unique_key: tuple[str, ...], view: ViewDefinition
 ) -> tuple[str, ...]:
     """The key columns spelled as the view spells them; an error naming any that is missing.
     `reader` names the stream or the changes() call."""
@@ -170,7 +166,12 @@ def spelled_view_key(
         "Name columns of the view that are unique in it, or give no unique_key (rows then net "
         "as values)."
     )
-    return spell_columns(reader, unique_key, columns, f"view {view.name}", fix)
+    return spell_columns(reader, unique_key, view.columns, f"view {view.name}", fix)
+
+
+def _latest_pin(intervals: dict[str, TableInterval]) -> SourceVersion:
+    """The pin committed last among the base tables'."""
+    return max((interval.pin for interval in intervals.values()), key=lambda pin: pin.timestamp)
 
 
 def _record(
@@ -182,6 +183,6 @@ def _record(
 ) -> StreamRecord:
     """The view stream's own record: its fingerprint as the source id; the newest table pin
     as its offset (the table streams hold the offsets that count)."""
-    latest: SourceVersion = max((i.pin for i in intervals.values()), key=lambda p: p.timestamp)
+    latest = _latest_pin(intervals)
     source = (quote_path(request.schema, request.identifier), view.fingerprint, VIEW_SOURCE_TYPE)
     return stream_record(build, request, source, latest, existing)
