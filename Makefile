@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel clean
+.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel bench-views clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,11 @@ bench: install
 # for_system_time against Delta's TIMESTAMP AS OF (1M rows, 100 commits): bench/time_travel.md.
 bench-time-travel: install
 	$(BIN)/python -m bench.time_travel $(BENCH_ARGS)
+
+# A stream on a view joining orders (N) and customers (N / 10) against a rebuild and a
+# hand-written floor, N = 1M and 5M: bench/views.md.
+bench-views: install
+	$(BIN)/python -m bench.views $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \
