@@ -156,9 +156,9 @@ def write_report(results: list[Any], out: Path) -> None:
         *target_rows(table),
         "",
     ]
-    time_travel = out / "time_travel.md"  # written by bench/time_travel.py
-    if time_travel.exists():
-        lines += [time_travel.read_text()]
+    for part in ("time_travel.md", "views.md"):  # written by bench/time_travel.py, views.py
+        if (out / part).exists():
+            lines += [(out / part).read_text()]
     (out / "results.md").write_text("\n".join(lines))
     plot(table, out / "results.png")
 

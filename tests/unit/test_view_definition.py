@@ -3,11 +3,14 @@ with the view it sits in (catalog answers faked; tests/functional checks them on
 
 import pytest
 
+from dbt.adapters.spark_streams.streams.build import StreamBuild
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.interval import ChangesRequest
+from dbt.adapters.spark_streams.streams.resolve import StreamRequest
 from dbt.adapters.spark_streams.streams.run_sql import Row
 from dbt.adapters.spark_streams.streams.view_definition import read_view_definition
 from dbt.adapters.spark_streams.streams.view_interval import view_changes_sql
+from dbt.adapters.spark_streams.streams.view_stream import resolve_view_stream
 
 BUILTINS = {"upper", "concat_ws", "date_add", "coalesce", "nvl2", "abs", "substring"}
 
@@ -15,9 +18,12 @@ BUILTINS = {"upper", "concat_ws", "date_add", "coalesce", "nvl2", "abs", "substr
 class FakeCatalog:
     """DESCRIBE TABLE EXTENDED and SHOW SYSTEM FUNCTIONS as Spark answers them."""
 
-    def __init__(self, views: dict[str, str], tables: dict[str, str]):
+    def __init__(
+        self, views: dict[str, str], tables: dict[str, str], outputs: dict[str, str] | None = None
+    ):
         self.views = views
         self.tables = tables
+        self.outputs = outputs or {}  # a view's recorded query output columns, as "[a, b]"
 
     def __call__(self, sql: str) -> list[Row]:
         if sql.startswith("show system functions like "):
@@ -39,6 +45,11 @@ class FakeCatalog:
                         "col_name": "View Catalog and Namespace",
                         "data_type": f"spark_catalog.{schema}",
                     },
+                ]
+                + [
+                    {"col_name": "View Query Output Columns", "data_type": self.outputs[name]}
+                    for _ in [name]
+                    if name in self.outputs
                 ]
             )
         if name in self.tables:
@@ -76,6 +87,17 @@ def test_joins_filters_unions_and_ctes_expand_to_qualified_delta_tables():
     )  # fmt: skip
     assert "FROM `shop`.`inner_v`" not in view.sql and "FROM `big`" not in view.sql
     assert "JOIN `shop`.`customers` AS `c`" in view.sql
+
+
+def test_a_view_reads_the_columns_spark_recorded_renamed_to_its_own():
+    """`create view v (id) as select * from orders`: Spark reads the query's recorded output
+    column by name and renames it, so a column added to orders later does not reach the view."""
+    catalog = FakeCatalog({"shop.v": "select * from orders"}, TABLES, {"shop.v": "[`order_id`]"})
+    view = read_view_definition(catalog, "shop", "v", "s")
+    assert view.sql == (
+        "SELECT `order_id` AS `id` FROM (SELECT * FROM `shop`.`orders` AS `orders`) AS `_stored`"
+    )
+    assert view.tables == ("`shop`.`orders`",)
 
 
 def test_fingerprint_follows_every_view_of_the_chain():
@@ -150,3 +172,18 @@ def test_changes_on_a_view_refuses_version_points():
     request = ChangesRequest("shop", "v", at={"version": 3})
     with pytest.raises(StreamError, match=r"a view has none of its own; give \{'timestamp'"):
         view_changes_sql(FakeCatalog({}, {}), {}, lambda _: None, request)
+
+
+@pytest.mark.parametrize("start_at, which", [(True, "at"), (False, "before")])
+def test_a_view_stream_refuses_version_points_before_reading_anything(start_at, which):
+    asked: list[str] = []
+    request = StreamRequest("s", "shop", "v", "standard", (), True, {"version": 3}, start_at)
+    build = StreamBuild("model.p.m", "shop", "`shop`.`m`", False, False, True)
+    with pytest.raises(StreamError) as error:
+        resolve_view_stream(asked.append, None, build, request)  # type: ignore[arg-type]
+    assert " ".join(str(error.value).split()[2:]) == (
+        f"Stream s: {which}={{'version': ...}} names a version of one table, and view shop.v "
+        f"has none of its own; give {which}={{'timestamp': 'YYYY-MM-DD HH:MM:SS'}} (every base "
+        "table as of that time)."
+    )
+    assert asked == []

@@ -13,6 +13,12 @@ from dbt.tests.util import run_dbt
 from tests.functional.adapter.delta import DeltaProject, sources_yml
 
 SOURCES = sources_yml("shop", "orders", "customers", "order_details")
+ALL_SOURCES = sources_yml("shop", "orders", "customers", "order_details", "all_customers")
+CUSTOMERS_MIRROR = (
+    "{{ config(materialized='stream_incremental', incremental_strategy='apply_changes', "
+    "unique_key='id') }}\n"
+    "select * from {{ stream(source('shop', 'all_customers'), unique_key='id') }}\n"
+)
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
 DETAILS = (
     "select o.id as order_id, o.status, c.name as customer "
@@ -192,6 +198,18 @@ class TestViewStreams(DeltaProject):
         assert "source_type        view" in printed
         version = self.version(project, "orders")
         assert f"table offset       `{schema}`.`orders` version {version} (" in printed
+
+        # a view over `select *` keeps its columns when its table gains one, as Spark reads it
+        sql(f"create view {schema}.all_customers as select * from {schema}.customers")
+        (root / "models" / "sources.yml").write_text(ALL_SOURCES)
+        (root / "models" / "customers_mirror.sql").write_text(CUSTOMERS_MIRROR)
+        run_dbt(["run", "-s", "customers_mirror"])
+        sql(f"alter table {schema}.customers add columns (tier string)")
+        sql(f"update {schema}.customers set name = 'anne', tier = 'gold' where id = 1")
+        run_dbt(["run", "-s", "customers_mirror"])
+        assert self.rows(project, "customers_mirror", "id, name") == {(1, "anne"), (2, "bob")}
+        described = sql(f"describe table {schema}.customers_mirror", fetch="all")
+        assert [row[0] for row in described] == ["id", "name"]  # no tier, no metadata
 
     @staticmethod
     def rows(project, table: str, columns: str = "order_id, status, customer") -> set:

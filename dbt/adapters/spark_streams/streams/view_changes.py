@@ -11,10 +11,12 @@ count +1, deletes and pre-images -1) and only the branches that read Ti take par
 (the others cancel). For two tables this is the seed's dA x B0 + A1 x dB, the same as
 dA x B0 + A0 x dB + dA x dB. A table joined to itself is two references.
 
-Each term is the view's own query with its table references replaced, run twice: once with
-dTi's positive rows (its rows come out as inserts) and once with its negative rows (deletes).
-Rows of the view that appear in one term and vanish in another (a join of a new order with a
-customer's old name, say) cancel when the rows are netted, as every stream's rows are.
+Each term is the view's own query with its table references replaced, read once: dTi's rows
+carry their sign in an extra column, which every projection between dTi and the view's output
+passes up, so a view row comes out as an insert (+1) or a delete (-1) and the other tables are
+scanned once per term. Rows of the view that appear in one term and vanish in another (a join
+of a new order with a customer's old name, say) cancel when the rows are netted, as every
+stream's rows are.
 
 An append_only view stream reports the view rows that involve at least one row inserted since
 the offset, joined with the other tables at their offsets plus their inserts (the seed's
@@ -37,6 +39,7 @@ from dbt.adapters.spark_streams.streams.quoting import column_list, quote, strin
 from dbt.adapters.spark_streams.streams.source import SourceTable, SourceVersion
 from dbt.adapters.spark_streams.streams.view_definition import DIALECT, ViewDefinition
 
+SIGN = "_spark_streams_sign"
 SIGNS = (("insert", AFTER_TYPES), ("delete", BEFORE_TYPES))
 INSERTS_ONLY = (("insert", "('insert')"),)
 
@@ -66,12 +69,22 @@ def view_feed_sql(
         interval = intervals[name]
         if not interval.changed:
             continue
-        for change_type, images in INSERTS_ONLY if append_only else SIGNS:
-            query = _term(view, index, intervals, images, append_only)
+        stamp = (
+            f"cast({interval.pin.version} as bigint) as _commit_version, "
+            f"timestamp{string_literal(interval.pin.timestamp_text)} as _commit_timestamp"
+        )
+        signed = _term(view, index, intervals, append_only, images=None)
+        if signed is not None:
+            change_type = f"case when {SIGN} > 0 then 'insert' else 'delete' end"
             terms.append(
-                f"select *, {string_literal(change_type)} as _change_type, "
-                f"cast({interval.pin.version} as bigint) as _commit_version, "
-                f"timestamp{string_literal(interval.pin.timestamp_text)} as _commit_timestamp "
+                f"select {columns}, {change_type} as _change_type, {stamp} "
+                f"from ({signed}) as _term({columns}, {SIGN})"
+            )
+            continue
+        for change_type, images in INSERTS_ONLY if append_only else SIGNS:
+            query = _term(view, index, intervals, append_only, images)
+            terms.append(
+                f"select {columns}, {string_literal(change_type)} as _change_type, {stamp} "
                 f"from ({query}) as _term({columns})"
             )
     if not terms:
@@ -116,44 +129,84 @@ def _term(
     view: ViewDefinition,
     index: int,
     intervals: dict[str, TableInterval],
-    images: str,
     append_only: bool,
-) -> str:
+    images: str | None,
+) -> str | None:
     """Term `index` of the sum: references before it at their pins (append_only: offsets plus
-    inserts), it as its positive (or negative) change rows, those after it at their offsets;
-    branches without it dropped."""
+    inserts), it as its change rows, those after it at their offsets; UNION ALL branches
+    without it read nothing. `images` None: all its change rows, signed in a last column (None
+    when a `*` projection would carry the sign to the wrong place); else the rows of those
+    change types."""
     query = view.query.copy()
     references = list(query.find_all(exp.Table, bfs=False))
-    query = _keep_branches_of(query, references[index])
-    kept = {id(node) for node in query.find_all(exp.Table)}
+    changed: exp.Expr = references[index]
     for position, (table, name) in enumerate(zip(references, view.tables, strict=True)):
-        if id(table) not in kept:
-            continue
         interval = intervals[name]
         if position == index:
-            _swap(table, _change_rows_sql(interval, images))
+            rows = _signed_rows_sql(interval, append_only) if images is None else (
+                _change_rows_sql(interval, images)
+            )  # fmt: skip
+            changed = _swap(table, rows)
         elif position < index and append_only:
             grown = f"{_version_sql(name, interval.offset)} union all "
             _swap(table, grown + _change_rows_sql(interval, "('insert')"))
         else:
             version = interval.pin.version if position < index else interval.offset
             _swap(table, _version_sql(name, version))
+    _silence_other_branches(changed, query, signed=images is None)
+    if images is None and not _pass_sign_up(changed, query):
+        return None
     return query.sql(dialect=DIALECT, identify=True)
 
 
-def _keep_branches_of(query: exp.Expr, table: exp.Table) -> exp.Expr:
-    """The query with every UNION ALL above `table` reduced to the side that holds it."""
-    node: exp.Expr = table
+def _silence_other_branches(relation: exp.Expr, query: exp.Expr, signed: bool) -> None:
+    """Every UNION ALL branch above `relation` that does not hold it made to read nothing (its
+    term is zero). The branch stays, so the union keeps its first branch's column names, which
+    the view's projection reads by name; Spark prunes it."""
+    node = relation
     while node is not query:
         parent = node.parent
-        assert parent is not None, "the reference is inside the query"
-        if not isinstance(parent, exp.Union):
-            node = parent
-        elif parent is query:
-            return node.pop()
-        else:
-            parent.replace(node)
-    return query
+        assert parent is not None, "the relation is inside the query"
+        if isinstance(parent, exp.Union):
+            other = parent.expression if node is parent.this else parent.this
+            alias = exp.TableAlias(this=exp.to_identifier("_silent"))
+            silent = exp.select("*").from_(exp.Subquery(this=other.copy(), alias=alias))
+            if signed:
+                silent = silent.select(exp.alias_(exp.Literal.number(0), SIGN, quoted=True))
+            other.replace(silent.where(exp.false()))
+        node = parent
+
+
+def _pass_sign_up(relation: exp.Expr, query: exp.Expr) -> bool:
+    """Append the sign column to every projection between `relation` and the query's output,
+    so it is the last column of each; False (nothing changed) when one of them passes the
+    relation through a `*`, which would put the sign among the other columns."""
+    path = []
+    node = relation
+    while node is not query:
+        parent = node.parent
+        assert parent is not None, "the relation is inside the query"
+        if isinstance(parent, exp.Select) and isinstance(node, (exp.From, exp.Join)):
+            if _passes_all(parent, node.this.alias_or_name):
+                return False
+            path.append(parent)
+        node = parent
+    for select in path:  # only this relation has the column: its bare name is unambiguous
+        select.select(exp.column(SIGN, quoted=True), copy=False)
+    return True
+
+
+def _passes_all(select: exp.Select, alias: str) -> bool:
+    """Whether the projection passes every column of the relation named `alias`."""
+    return any(
+        isinstance(projection, exp.Star)
+        or (
+            isinstance(projection, exp.Column)
+            and isinstance(projection.this, exp.Star)
+            and projection.table.lower() == alias.lower()
+        )
+        for projection in select.expressions
+    )
 
 
 def _version_sql(name: str, version: int) -> str:
@@ -161,17 +214,36 @@ def _version_sql(name: str, version: int) -> str:
 
 
 def _change_rows_sql(interval: TableInterval, images: str) -> str:
-    """The table's change rows of one sign, with the table's own columns only."""
+    """The table's change rows of some types, with the table's own columns only."""
+    return f"select {_own_columns(interval)} from {_feed(interval)} where _change_type in {images}"
+
+
+def _signed_rows_sql(interval: TableInterval, append_only: bool) -> str:
+    """The table's change rows with their sign: new images +1, old images -1 (append_only: its
+    inserts, +1)."""
+    if append_only:
+        inserts = f"{_feed(interval)} where _change_type = 'insert'"
+        return f"select {_own_columns(interval)}, 1 as {SIGN} from {inserts}"
+    sign = f"case when _change_type in {AFTER_TYPES} then 1 else -1 end as {SIGN}"
+    return f"select {_own_columns(interval)}, {sign} from {_feed(interval)}"
+
+
+def _own_columns(interval: TableInterval) -> str:
+    return ", ".join(quote(column) for column in interval.table.columns)
+
+
+def _feed(interval: TableInterval) -> str:
     change = ChangeRange(
         interval.table.name, interval.table.columns, (), interval.offset + 1,
         interval.pin.version, interval.table.column_types, interval.table.location,
     )  # fmt: skip
-    columns = ", ".join(quote(column) for column in interval.table.columns)
-    return f"select {columns} from {feed_sql(change)} where _change_type in {images}"
+    return feed_sql(change)
 
 
-def _swap(table: exp.Table, relation_sql: str) -> None:
-    """Replace a table reference with a subquery under the same alias."""
+def _swap(table: exp.Table, relation_sql: str) -> exp.Expr:
+    """Replace a table reference with a subquery under the same alias; the subquery."""
     alias = table.alias or table.name
     relation = sqlglot.parse_one(relation_sql, read=DIALECT)
-    table.replace(exp.Subquery(this=relation, alias=exp.TableAlias(this=exp.to_identifier(alias))))
+    subquery = exp.Subquery(this=relation, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+    table.replace(subquery)
+    return subquery

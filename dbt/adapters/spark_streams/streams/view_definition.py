@@ -9,6 +9,7 @@ fingerprint changes when any view of the chain is redefined.
 """
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -102,7 +103,33 @@ def _expand(run: RunSql, described: list[Row], schema: str, reading: _Reading) -
         )  # names the chain
     for table in list(query.find_all(exp.Table, bfs=False)):
         _resolve(run, table, namespace, reading)
-    return query
+    return _as_stored(query, described)
+
+
+def _as_stored(query: exp.Expr, described: list[Row]) -> exp.Expr:
+    """The query projected onto the view's columns the way Spark reads a view: the query's
+    output columns recorded when the view was created, by name, renamed to the view's own. So
+    a view over `select *` keeps its columns when a base table gains one, as it does in Spark.
+    """
+    names = _recorded_columns(detailed_info(described, "View Query Output Columns") or "")
+    columns = column_names(described)
+    if len(names) != len(columns):  # not recorded, or a name with ", " in it: read as is
+        return query
+    projection = [
+        exp.alias_(exp.column(name, quoted=True), column, quoted=True)
+        for name, column in zip(names, columns, strict=True)
+    ]
+    stored = exp.TableAlias(this=exp.to_identifier("_stored", quoted=True))
+    return exp.select(*projection).from_(exp.Subquery(this=query, alias=stored))
+
+
+def _recorded_columns(recorded: str) -> list[str]:
+    """The names of DESCRIBE's `[`a`, `b`]` (Spark 4 quotes each) or `[a, b]`."""
+    if not recorded:
+        return []
+    if recorded.startswith("[`"):
+        return [name.replace("``", "`") for name in re.findall(r"`((?:[^`]|``)*)`", recorded)]
+    return recorded.strip("[]").split(", ")
 
 
 def _stored_view(described: list[Row], schema: str, reading: _Reading) -> tuple[str, str]:

@@ -65,6 +65,7 @@ def resolve_view_stream(
             f"Stream {request.name}: mode {request.mode!r} is not supported on views; use "
             "standard or append_only."
         )
+    _check_start(request)
     view = read_view_definition(run, request.schema, request.identifier, request.name)
     key = spelled_view_key(f"Stream {request.name}", request.unique_key, view)
     request = replace(request, unique_key=key)
@@ -82,6 +83,17 @@ def resolve_view_stream(
     if not build.dry_run:
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
     return sql
+
+
+def _check_start(request: StreamRequest) -> None:
+    """A view has no versions of its own: a start point is a moment, applied to every table."""
+    if request.start is not None and "version" in request.start:
+        which = "at" if request.start_at else "before"
+        raise StreamError(
+            f"Stream {request.name}: {which}={{'version': ...}} names a version of one table, "
+            f"and view {request.schema}.{request.identifier} has none of its own; give "
+            f"{which}={{'timestamp': 'YYYY-MM-DD HH:MM:SS'}} (every base table as of that time)."
+        )
 
 
 def _table_intervals(
