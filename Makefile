@@ -53,12 +53,13 @@ test: lint unit functional
 # ones), 3 rounds of concurrent builds (make test runs 1) and 8 rounds of nine stream models
 # built with --threads 4 from a random seed (make test runs 2 from a fixed one); the view
 # streams' property (40 examples) and 6 random examples of 4 view stream builds (make test:
-# one fixed example of 2).
+# one fixed example of 2); 10 random histories of builds (make test: one fixed).
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 THREADS_ROUNDS=8 THREADS_SEED=$$RANDOM \
-	    VIEW_FUZZ_ROUNDS=4 VIEW_FUZZ_EXAMPLES=6 \
+	    VIEW_FUZZ_ROUNDS=4 VIEW_FUZZ_EXAMPLES=6 HISTORY_FUZZ_EXAMPLES=10 \
 	    $(BIN)/pytest tests/functional/streams/test_fuzz.py tests/functional/streams/test_changes_property.py \
 	    tests/functional/streams/test_view_changes.py tests/functional/streams/test_view_fuzz.py \
+	    tests/functional/streams/test_history.py \
 	    tests/functional/streams/test_threads.py tests/integration/test_concurrency.py
 
 # Not part of make test: minutes to hours. BENCH_ARGS="--sizes 20000 --reps 1" for a quick look.

@@ -4,7 +4,11 @@ import math
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.consumer_config import ConsumerConfig, StreamSettings
+from dbt.adapters.spark_streams.streams.consumer_config import (
+    ConsumerConfig,
+    HistoryColumns,
+    StreamSettings,
+)
 from dbt.adapters.spark_streams.streams.errors import StreamError
 
 
@@ -46,7 +50,7 @@ def test_values_given() -> None:
         (
             {"incremental_strategy": "upsert"},
             "Model orders_mirror: incremental_strategy 'upsert' is not supported by "
-            "stream_incremental; use one of append, merge, apply_changes.",
+            "stream_incremental; use one of append, merge, apply_changes, history.",
         ),
         (
             {"incremental_strategy": "merge", "unique_key": None},
@@ -126,3 +130,62 @@ def test_first_build_shape() -> None:
     assert not parse(incremental_strategy="merge").first_build_inserts_only
     assert parse(file_rows=0).first_build_order == ()
     assert parse(incremental_strategy="append", unique_key=None).first_build_order == ()
+
+
+HISTORY_OUTPUT = ["id", "name", "metadata_action", "metadata_commit_version"]
+
+
+def test_history_defaults_and_target_columns() -> None:
+    consumer = parse(incremental_strategy="history")
+    assert consumer.keeps_history and not parse().keeps_history
+    assert consumer.history == HistoryColumns("valid_from", "valid_to", ())
+    output = [*HISTORY_OUTPUT, "metadata_commit_timestamp", "metadata_isupdate"]
+    assert consumer.target_columns(output) == ["id", "name"]
+    tracked = parse(
+        incremental_strategy="history",
+        history_track_columns="name",
+        valid_from_column="since",
+        valid_to_column="until",
+    )
+    assert tracked.history == HistoryColumns("since", "until", ("name",))
+
+
+@pytest.mark.parametrize(
+    ("config", "output", "error"),
+    [
+        (
+            {"unique_key": None},
+            HISTORY_OUTPUT,
+            "Model orders_mirror: incremental_strategy 'history' needs a unique_key",
+        ),
+        (
+            {},
+            HISTORY_OUTPUT,
+            "Model orders_mirror: incremental_strategy 'history' needs the stream's "
+            "metadata_commit_timestamp column in the model's output. Select it from the stream.",
+        ),
+        (
+            {"valid_to_column": "VALID_FROM"},
+            HISTORY_OUTPUT,
+            "Model orders_mirror: valid_from_column and valid_to_column must differ (both are "
+            "'valid_from').",
+        ),
+        ({"valid_from_column": 3}, HISTORY_OUTPUT, "valid_from_column must be a column name"),
+        (
+            {"valid_from_column": "name"},
+            [*HISTORY_OUTPUT, "metadata_commit_timestamp"],
+            "Model orders_mirror: the history strategy adds the column 'name', which the model "
+            "already selects. Rename it in the model, or set valid_from_column / valid_to_column.",
+        ),
+        (
+            {"history_track_columns": ["city"]},
+            [*HISTORY_OUTPUT, "metadata_commit_timestamp"],
+            "Model orders_mirror: history_track_columns names 'city', which is not in the "
+            "model's output (id, name).",
+        ),
+    ],
+)
+def test_history_errors_name_the_fix(config: dict, output: list, error: str) -> None:
+    with pytest.raises(StreamError) as raised:
+        parse(incremental_strategy="history", **config).target_columns(output)
+    assert error in str(raised.value)

@@ -51,6 +51,7 @@ from dbt.adapters.spark_streams.streams.system_time import (
     readable_history,
     system_time_sql,
 )
+from dbt.adapters.spark_streams.streams.valid_time import current_valid_time_sql
 from dbt.adapters.spark_streams.streams.view_interval import (
     empty_view_changes_sql,
     view_changes_sql,
@@ -207,6 +208,7 @@ class StreamMethods(metaclass=AdapterMeta):
             start=_start_point(name, options),
             start_at=options.get("at") is not None,
             other_consumers=_other_consumers(node_id, options),
+            every_version=consuming and build.config is not None and build.config.keeps_history,
         )
         try:
             sql = resolve_stream(self.run_rows, self._registry(), build, request)
@@ -254,6 +256,19 @@ class StreamMethods(metaclass=AdapterMeta):
         return f"({SYSTEM_TIME_MARKER} select * from ({sql}){empty})"
 
     @available
+    def current_valid_time_sql(
+        self,
+        relation: BaseRelation,
+        valid_from: str,
+        valid_to: str,
+        at: str,
+        started: datetime,
+    ) -> str:
+        """The SQL of one `current_valid_time()` call (streams/valid_time.py)."""
+        columns = [column.name for column in self.get_columns_in_relation(relation)]  # type: ignore[attr-defined]
+        return current_valid_time_sql(str(relation), columns, (valid_from, valid_to), at, started)
+
+    @available
     def retention_start(self, node_id: str, source: BaseRelation) -> str:
         """The earliest time for_system_time() can be asked about, as text."""
         _, _, readable = readable_history(
@@ -291,6 +306,12 @@ class StreamMethods(metaclass=AdapterMeta):
                 "created, forever. Give end= and a version or timestamp start, or materialize "
                 "the model as a table."
             )
+
+    @available
+    def stream_consumer(self, model_name: str, config: ModelConfig) -> ConsumerConfig:
+        """A stream_incremental model's checked config, for a strategy macro that needs more
+        of it than the unique_key (the history strategy's period columns)."""
+        return ConsumerConfig.from_model_config(model_name, config)
 
     @available
     def stream_build_plan(

@@ -178,6 +178,36 @@ def append_only_sql(change: ChangeRange) -> str:
     return f"select {output} from {feed_sql(change)} where _change_type = 'insert'"
 
 
+def versions_sql(change: ChangeRange) -> str:
+    """Every version of a row committed in the range, in commit order and not netted, for the
+    history strategy: inserts and update post-images as INSERTs (an update's with
+    metadata_isupdate), deletes as DELETEs. An update that changed nothing is left out: within
+    a commit, as many post-images of a value as there are pre-images of that same value (the
+    key is part of the value) are dropped, which needs no key."""
+    value = row_json_sql(change.row_type)
+    occurrence = (
+        "row_number() over (partition by _commit_version, _value, _change_type order by 1)"
+    )
+    unchanged = (
+        "count_if(_change_type = 'update_preimage') over (partition by _commit_version, _value)"
+    )
+    row_id = "sha1(concat(_value, '#', _commit_version, '#', _change_type, '#', _occurrence))"
+    output = _output(
+        column_list(change.columns),
+        "case when _change_type = 'delete' then 'DELETE' else 'INSERT' end",
+        "_change_type = 'update_postimage'",
+        row_id,
+        "_commit_version",
+        "_commit_timestamp",
+    )
+    return f"""select {output} from (
+  select *, {occurrence} as _occurrence, {unchanged} as _unchanged
+  from (select *, {value} as _value from {feed_sql(change)})
+)
+where _change_type in ('insert', 'delete')
+   or (_change_type = 'update_postimage' and _occurrence > _unchanged)"""
+
+
 def keyed_net_sql(change: ChangeRange) -> str:
     """The net change per key: the row at the offset against the row at the pinned version.
 

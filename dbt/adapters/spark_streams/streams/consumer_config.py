@@ -14,13 +14,15 @@ from dbt.adapters.spark_streams.streams.changes import METADATA_COLUMNS
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import extension_days
 
-STRATEGIES = ("append", "merge", "apply_changes")
-KEYED_STRATEGIES = ("merge", "apply_changes")
+STRATEGIES = ("append", "merge", "apply_changes", "history")
+KEYED_STRATEGIES = ("merge", "apply_changes", "history")
 ON_SCHEMA_CHANGE = ("ignore", "append_new_columns", "sync_all_columns", "fail")
 DEFAULT_FILE_ROWS = 100_000
 DEFAULT_EXTENSION_DAYS = 14
 # The stream columns an apply_changes MERGE reads; the target keeps none of them by default.
 APPLY_CHANGES_NEEDS = ("metadata_action", "metadata_isupdate")
+# The stream columns a history build reads to order a key's versions and date them.
+HISTORY_NEEDS = ("metadata_action", "metadata_commit_version", "metadata_commit_timestamp")
 # A stream target takes a small MERGE on every build, so it is created with deletion vectors:
 # Delta then marks changed rows instead of copying every untouched row of the files they sit
 # in. The model's own tblproperties win, e.g. {'delta.enableDeletionVectors': 'false'}.
@@ -62,6 +64,7 @@ class ConsumerConfig:
     keep_metadata_columns: bool
     streams: StreamSettings
     target_properties: dict[str, str] = field(default_factory=dict)
+    history: "HistoryColumns | None" = None  # the history strategy's period columns
 
     @classmethod
     def from_model_config(cls, model: str, config: ModelConfig) -> "ConsumerConfig":
@@ -93,7 +96,15 @@ class ConsumerConfig:
             keep_metadata_columns=_flag(model, config, "keep_metadata_columns", False),
             streams=StreamSettings.from_model_config(model, config),
             target_properties=_target_properties(model, config.get("tblproperties")),
+            history=HistoryColumns.from_model_config(model, config)
+            if strategy == "history"
+            else None,
         )
+
+    @property
+    def keeps_history(self) -> bool:
+        """The history strategy: the target keeps every version of a key, with its period."""
+        return self.history is not None
 
     @property
     def first_build_inserts_only(self) -> bool:
@@ -116,15 +127,56 @@ class ConsumerConfig:
                     f"Model {self.model}: unique_key column '{key}' is not in the model's output "
                     f"({', '.join(output_columns)}). Select it from the stream."
                 )
-        if self.strategy != "apply_changes" or self.keep_metadata_columns:
+        if self.strategy not in ("apply_changes", "history") or self.keep_metadata_columns:
             return list(output_columns)
-        for needed in APPLY_CHANGES_NEEDS:
+        for needed in HISTORY_NEEDS if self.history else APPLY_CHANGES_NEEDS:
             if needed not in lowered:
                 raise StreamError(
-                    f"Model {self.model}: incremental_strategy 'apply_changes' needs the "
+                    f"Model {self.model}: incremental_strategy '{self.strategy}' needs the "
                     f"stream's {needed} column in the model's output. Select it from the stream."
                 )
-        return [column for column in output_columns if column.lower() not in METADATA_COLUMNS]
+        kept = [column for column in output_columns if column.lower() not in METADATA_COLUMNS]
+        if self.history:
+            self.history.check(self.model, kept)
+        return kept
+
+
+@dataclass(frozen=True)
+class HistoryColumns:
+    """The history strategy's settings: the names of the period columns it adds to the
+    target, and the columns whose change opens a new version (all of them when empty)."""
+
+    valid_from: str = "valid_from"
+    valid_to: str = "valid_to"
+    track: tuple[str, ...] = ()
+
+    @classmethod
+    def from_model_config(cls, model: str, config: ModelConfig) -> "HistoryColumns":
+        valid_from = _column_name(model, config, "valid_from_column", "valid_from")
+        valid_to = _column_name(model, config, "valid_to_column", "valid_to")
+        if valid_from.lower() == valid_to.lower():
+            raise StreamError(
+                f"Model {model}: valid_from_column and valid_to_column must differ (both are "
+                f"'{valid_from}')."
+            )
+        return cls(valid_from, valid_to, as_key(config.get("history_track_columns")))
+
+    def check(self, model: str, columns: Sequence[str]) -> None:
+        """The period columns must be new to the model's output, the tracked ones in it."""
+        lowered = [column.lower() for column in columns]
+        for period in (self.valid_from, self.valid_to):
+            if period.lower() in lowered:
+                raise StreamError(
+                    f"Model {model}: the history strategy adds the column '{period}', which the "
+                    "model already selects. Rename it in the model, or set "
+                    "valid_from_column / valid_to_column."
+                )
+        for column in self.track:
+            if column.lower() not in lowered:
+                raise StreamError(
+                    f"Model {model}: history_track_columns names '{column}', which is not in the "
+                    f"model's output ({', '.join(columns)})."
+                )
 
 
 def as_key(value: Any) -> tuple[str, ...]:
@@ -144,6 +196,13 @@ def _target_properties(model: str, given: Any) -> dict[str, str]:
             f"{{'delta.enableDeletionVectors': 'false'}}, not {given!r}."
         )
     return {**DEFAULT_TARGET_PROPERTIES, **{str(k): str(v) for k, v in (given or {}).items()}}
+
+
+def _column_name(model: str, config: ModelConfig, setting: str, default: str) -> str:
+    value = config.get(setting) or default
+    if not isinstance(value, str):
+        raise StreamError(f"Model {model}: {setting} must be a column name, not {value!r}.")
+    return value
 
 
 def _flag(model: str, config: ModelConfig, name: str, default: bool) -> bool:

@@ -11,6 +11,7 @@ from dbt.adapters.spark_streams.streams.changes import (
     empty_sql,
     initial_rows_sql,
     net_changes_sql,
+    versions_sql,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.identity import same_source
@@ -27,7 +28,7 @@ from dbt.adapters.spark_streams.streams.source import (
     latest_version,
     source_table_id,
 )
-from dbt.adapters.spark_streams.streams.source_kind import SourceWrite
+from dbt.adapters.spark_streams.streams.source_kind import VERSIONS, SourceWrite
 from dbt.adapters.spark_streams.streams.staleness import (
     CommitsSinceOffset,
     check_readable,
@@ -150,6 +151,8 @@ class DeltaTable:
             return empty_sql(snapshot)
         if mode == "append_only":
             return append_only_sql(change)
+        if mode == VERSIONS:
+            return versions_sql(change)
         return net_changes_sql(change)
 
     def initial_rows_sql(self, snapshot: Snapshot) -> str:

@@ -14,7 +14,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import RunSql
 from dbt.adapters.spark_streams.streams.source import SourceTable, SourceVersion, spelled_key
-from dbt.adapters.spark_streams.streams.source_kind import SourceKind
+from dbt.adapters.spark_streams.streams.source_kind import VERSIONS, SourceKind
 from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 
 DELTA_TABLE = DeltaTable()
@@ -33,6 +33,13 @@ class StreamRequest:
     start: dict | None
     start_at: bool  # True for at=, False for before=
     other_consumers: tuple[str, ...] = ()
+    every_version: bool = False  # a history consumer's stream: every version, not netted
+
+    @property
+    def rows_mode(self) -> str:
+        """The mode its rows are read in: a standard stream of a history consumer reads every
+        version."""
+        return VERSIONS if self.every_version and self.mode == "standard" else self.mode
 
 
 def resolve_stream(
@@ -93,7 +100,7 @@ def resolve_with_source(
         sql = _new_stream(run, request, source, snapshot, kind)
         build.moves = True
     else:
-        sql = kind.changes_sql(request.mode, snapshot, existing.offset_version + 1)
+        sql = kind.changes_sql(request.rows_mode, snapshot, existing.offset_version + 1)
         build.moves = build.moves or pin.version > existing.offset_version
     build.reads[request.name] = (_record(build, request, source, pin, existing, kind), sql)
     return sql, source
@@ -247,7 +254,7 @@ def _new_stream(
                 f"Stream {request.name}: start {request.start!r} is outside the history of "
                 f"{source.name}, whose versions run from 0 to {snapshot.version}."
             )
-        return kind.changes_sql(request.mode, snapshot, first)
+        return kind.changes_sql(request.rows_mode, snapshot, first)
     if request.show_initial_rows:
         return kind.initial_rows_sql(snapshot)
     return kind.empty_sql(snapshot)

@@ -17,6 +17,9 @@ from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 SourceWrite = tuple[str, str]
 """A statement a consuming build runs on the source before its write, and what to log."""
 
+# The changes_sql mode of a standard stream read by a history consumer: every version.
+VERSIONS = "versions"
+
 
 class SourceKind(Protocol):
     """One kind of stream source."""
@@ -85,7 +88,8 @@ class SourceKind(Protocol):
         ...
 
     def changes_sql(self, mode: str, snapshot: Snapshot, first: int) -> str:
-        """The stream's rows for the changes from `first` to the snapshot's version."""
+        """The stream's rows for the changes from `first` to the snapshot's version (`mode`
+        VERSIONS: every version, not netted, for a history consumer)."""
         ...
 
     def initial_rows_sql(self, snapshot: Snapshot) -> str:

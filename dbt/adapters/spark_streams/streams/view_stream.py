@@ -66,6 +66,12 @@ def resolve_view_stream(
             "standard or append_only."
         )
     _check_start(request)
+    if request.every_version:
+        raise StreamError(
+            f"Stream {request.name}: incremental_strategy 'history' reads table streams only; a "
+            f"view stream's rows are the net change of view {request.schema}."
+            f"{request.identifier}. Keep the history of its tables, or use apply_changes."
+        )
     view = read_view_definition(run, request.schema, request.identifier, request.name)
     key = spelled_view_key(f"Stream {request.name}", request.unique_key, view)
     request = replace(request, unique_key=key)
