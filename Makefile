@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel bench-views clean
+.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel bench-views bench-history clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,11 @@ bench-time-travel: install
 # hand-written floor, N = 1M and 5M: bench/views.md.
 bench-views: install
 	$(BIN)/python -m bench.views $(BENCH_ARGS)
+
+# The history strategy against apply_changes on the same change, N = 1M and 5M:
+# bench/history.md.
+bench-history: install
+	$(BIN)/python -m bench.history $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \

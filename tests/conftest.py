@@ -43,6 +43,7 @@ LONGEST_FIRST = (
     "tests/functional/streams/test_column_types.py",
     "tests/functional/streams/test_view_streams.py",
     "tests/functional/streams/test_view_fuzz.py",
+    "tests/functional/streams/test_history.py",
 )
 
 

@@ -1,5 +1,6 @@
 {#-
-  A batch of source changes for the demo: new customers and orders, updates and deletes.
+  A batch of source changes for the demo: new customers and orders, updates and deletes
+  (customer 1 moves twice, in two commits, which the customers_history model keeps).
     dbt run-operation apply_shop_changes
 -#}
 {% macro apply_shop_changes() %}
@@ -8,6 +9,7 @@
   {% set statements = [
     "insert into shop_raw.customers values (" ~ next_id ~ ", 'new customer', 'new@shop.example', 'JP', current_timestamp())",
     "update shop_raw.customers set country = 'FR', updated_at = current_timestamp() where customer_id = 1",
+    "update shop_raw.customers set country = 'DE', updated_at = current_timestamp() where customer_id = 1",
     "delete from shop_raw.customers where customer_id = 2",
     "insert into shop_raw.orders values (" ~ next_order ~ ", 1, 'placed', current_timestamp(), current_timestamp())",
     "update shop_raw.orders set status = 'cancelled', updated_at = current_timestamp() where order_id = 3",

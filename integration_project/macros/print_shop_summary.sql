@@ -1,5 +1,5 @@
-{#- Prints every relation in the shop's schemas with its kind, format and row count, then the
-    streams with their offsets (the adapter's show_streams). -#}
+{#- Prints every relation in the shop's schemas with its kind, format and row count, customer
+    1's versions in the history, then the streams with their offsets (show_streams). -#}
 {% macro print_shop_summary() %}
   {% for schema in ['shop_raw', target.schema] %}
     {% for name in run_query('show tables in ' ~ schema).columns['tableName'].values() | sort %}
@@ -8,6 +8,11 @@
       {% set kind = relation.type ~ (' (delta)' if relation.is_delta else '') %}
       {{ print('%-36s %-15s %8d rows' | format(relation ~ '', kind, rows)) }}
     {% endfor %}
+  {% endfor %}
+  {{ print("customer 1's versions in customers_history:") }}
+  {% set versions = run_query("select country, valid_from, valid_to from " ~ target.schema ~ ".customers_history where customer_id = 1 order by valid_from") %}
+  {% for row in versions.rows %}
+    {{ print('  country=%s valid_from=%s valid_to=%s' | format(row[0], row[1], row[2] if row[2] is not none else 'null (current)')) }}
   {% endfor %}
   {{ show_streams() }}
 {% endmacro %}

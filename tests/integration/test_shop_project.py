@@ -47,10 +47,12 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
         "shop.customer_versions": 20,
         "shop.customers_mirror": 20,
         "shop.customers_pending_changes": 0,
+        "shop.customers_history": 20,
         "shop.customers_snapshot": 20,
-        # two table streams, and a view stream with one table stream per base table
-        "shop.dbt_streams": 5,
-        "shop.dbt_streams_log": 5,
+        "shop.current_customers": 20,
+        # three table streams, and a view stream with one table stream per base table
+        "shop.dbt_streams": 6,
+        "shop.dbt_streams_log": 6,
         "shop.orders_audit": 60,
         "shop.order_customers_mirror": 60,
         "shop.orders_latest": 60,
@@ -70,6 +72,7 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     assert "PASS assert_customers_mirror_matches_source" in built.stdout
     assert "PASS assert_pending_changes_match_peek" in built.stdout
     assert "PASS assert_order_customers_mirror_matches_view" in built.stdout
+    assert "PASS assert_current_customers_match_source" in built.stdout
 
     printed = run_dbt_process(shop, "run-operation", "print_shop_summary")
     assert printed.returncode == 0, printed.stdout + printed.stderr
@@ -81,8 +84,19 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     assert summary["shop.customer_versions"] > summary["shop_raw.customers"]
     # customer 2's three orders left the view with it; order 61 joined it
     assert summary["shop.order_customers_mirror"] == summary["shop.stg_order_customers"] == 58
-    assert summary["shop.dbt_streams"] == 5
-    assert summary["shop.dbt_streams_log"] == 10  # one row per stream per build
+    assert summary["shop.dbt_streams"] == 6
+    assert summary["shop.dbt_streams_log"] == 12  # one row per stream per build
+    # customer 1 moved twice between the builds: two closed versions and the current one;
+    # the new customer opened one, the deleted one's row was closed
+    assert summary["shop.customers_history"] == 20 + 2 + 1
+    assert summary["shop.current_customers"] == summary["shop_raw.customers"]
+    versions = re.findall(r"^  country=(\S+) valid_from=(.+) valid_to=(.+)$", printed.stdout, re.M)
+    assert [(country, end == "null (current)") for country, _, end in versions] == [
+        (versions[0][0], False),
+        ("FR", False),
+        ("DE", True),
+    ]
+    assert versions[0][2] == versions[1][1] and versions[1][2] == versions[2][1]
 
     # The summary ends with the adapter's show_streams.
     assert "name=customers_mirror__customers" in printed.stdout
