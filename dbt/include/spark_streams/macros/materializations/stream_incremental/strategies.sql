@@ -60,6 +60,13 @@
 -#}
 {% macro spark_streams__stream_history_sql(source, target, columns, unique_key) -%}
   {%- set history = adapter.stream_consumer(model.name, config).history -%}
+  {%- set existing = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
+  {%- if history.valid_from | lower not in existing or history.valid_to | lower not in existing -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": the target " ~ target ~ " has no " ~ history.valid_from ~ " / "
+        ~ history.valid_to ~ " columns, so it was not built by incremental_strategy 'history' "
+        ~ "(or with other valid_from_column / valid_to_column names). Rebuild it with --full-refresh.") }}
+  {%- endif -%}
   {%- set valid_to = adapter.quote(history.valid_to) -%}
   {%- set written = columns + [history.valid_from, history.valid_to] -%}
   merge into {{ target }} as t
