@@ -15,6 +15,15 @@ def delta_project(**config: Any) -> dict[str, Any]:
     return merged
 
 
+# A macro a model's pre_hook calls to fail its build when run with --vars '{fail: true}'.
+FAIL_IF_ASKED = """
+{% macro fail_if_asked() %}
+  {%- if var('fail', false) -%} select * from injected_failure_no_such_table
+  {%- else -%} select 1 {%- endif -%}
+{% endmacro %}
+"""
+
+
 def sources_yml(source: str, *tables: str) -> str:
     """A sources.yml with one source in the test's schema, for streams to read from."""
     listed = ", ".join(f"{{name: {table}}}" for table in tables)

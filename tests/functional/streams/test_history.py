@@ -16,15 +16,9 @@ from dbt.tests.util import run_dbt
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.adapter.delta import FAIL_IF_ASKED, DeltaProject, sources_yml
 
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
-FAIL_IF_ASKED = """
-{% macro fail_if_asked() %}
-  {%- if var('fail', false) -%} select * from injected_failure_no_such_table
-  {%- else -%} select 1 {%- endif -%}
-{% endmacro %}
-"""
 MODELS = {
     "customers_history": (
         "{{ config(materialized='stream_incremental', incremental_strategy='history', "

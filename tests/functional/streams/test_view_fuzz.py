@@ -25,7 +25,7 @@ from dbt.tests.util import run_dbt
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.adapter.delta import FAIL_IF_ASKED, DeltaProject
 
 ROUNDS = int(os.environ.get("VIEW_FUZZ_ROUNDS", "2"))
 EXAMPLES = int(os.environ.get("VIEW_FUZZ_EXAMPLES", "0"))
@@ -58,13 +58,6 @@ MODELS = {
         "from {{ stream(source('shop', 'multi'), name='view_fuzz_multi') }}\n"
     ),
 }
-
-FAIL_IF_ASKED = """
-{% macro fail_if_asked() %}
-  {%- if var('fail', false) -%} select * from injected_failure_no_such_table
-  {%- else -%} select 1 {%- endif -%}
-{% endmacro %}
-"""
 
 change = st.tuples(
     st.sampled_from("abc"),
