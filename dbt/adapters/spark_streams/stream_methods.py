@@ -41,8 +41,9 @@ from dbt.adapters.spark_streams.streams.interval import (
 )
 from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.file_stream import resolve_file_stream
 from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_stream
-from dbt.adapters.spark_streams.streams.run_sql import Row
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 from dbt.adapters.spark_streams.streams.source import SourceIsView, SourceVersion
 from dbt.adapters.spark_streams.streams.status import stream_status
 from dbt.adapters.spark_streams.streams.system_time import (
@@ -210,10 +211,7 @@ class StreamMethods(metaclass=AdapterMeta):
             other_consumers=_other_consumers(node_id, options),
             every_version=consuming and build.config is not None and build.config.keeps_history,
         )
-        try:
-            sql = resolve_stream(self.run_rows, self._registry(), build, request)
-        except SourceIsView:
-            sql = resolve_view_stream(self.run_rows, self._registry(), build, request)
+        sql = _resolve_any(self.run_rows, self._registry(), build, request)
         _log_warnings(build)
         if consuming:
             at_step("after_pin")
@@ -420,6 +418,17 @@ class StreamMethods(metaclass=AdapterMeta):
             )
         self._registry().drop(name)
         return dict(vars(record))
+
+
+def _resolve_any(run: RunSql, registry: Registry, build: StreamBuild, request: StreamRequest) -> str:
+    """A stream on a Delta table, a view (tried when the source is one) or, in mode
+    insert_only, a file-based table."""
+    if request.mode == "insert_only":
+        return resolve_file_stream(run, registry, build, request)
+    try:
+        return resolve_stream(run, registry, build, request)
+    except SourceIsView:
+        return resolve_view_stream(run, registry, build, request)
 
 
 def write_confs(file_rows: int) -> dict[str, str]:

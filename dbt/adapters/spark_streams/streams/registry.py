@@ -19,7 +19,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 
@@ -92,31 +92,41 @@ class Registry:
         self.compact_at_files = compact_at_files
         self.latest_view = quote_path(schema, REGISTRY_TABLE)
         self.log = quote_path(schema, REGISTRY_LOG)
-        self._ensured = False
+        self._ensured: set[str] = set()
         self._ensure_lock = threading.Lock()
         self._lock = threading.Lock()
         self._new: dict[str, StreamRecord] = {}
         self._maybe_behind: dict[str, StreamRecord] = {}
 
     def ensure(self) -> None:
-        """Create the log and its view on first use, once per process.
+        """Create the log and its view on first use, once per process."""
+        self._create_once(REGISTRY_LOG, self._create_objects)
 
-        Threads wait for one another here. Other processes may create the same objects at the
-        same moment: the loser's CREATE ... IF NOT EXISTS can still fail (the metastore or
-        Delta saw the other one commit first), and a retry then finds them in place.
-        """
+    def ensure_table(self, name: str, columns: str) -> str:
+        """Create another Delta table of the registry's schema on first use, once per process
+        (the file sets of insert-only streams); returns its quoted name."""
+        table = quote_path(self.schema, name)
+        self._create_once(
+            name, lambda: self.run(f"create table if not exists {table} ({columns}) using delta")
+        )
+        return table
+
+    def _create_once(self, name: str, create: Callable[[], object]) -> None:
+        """Threads wait for one another here. Other processes may create the same objects at
+        the same moment: the loser's CREATE ... IF NOT EXISTS can still fail (the metastore or
+        Delta saw the other one commit first), and a retry then finds them in place."""
         with self._ensure_lock:
-            if self._ensured:
+            if name in self._ensured:
                 return
             for attempt in range(1, ENSURE_ATTEMPTS + 1):
                 try:
-                    self._create_objects()
+                    create()
                     break
                 except Exception:
                     if attempt == ENSURE_ATTEMPTS:
                         raise
                     time.sleep(attempt * random.uniform(0.5, 1.5))
-            self._ensured = True
+            self._ensured.add(name)
 
     def _create_objects(self) -> None:
         self.run(f"create schema if not exists {quote_path(self.schema)}")

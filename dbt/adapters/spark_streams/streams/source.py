@@ -90,8 +90,9 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
     if provider.lower() != "delta":
         raise StreamError(
             f"{reader_label(stream)}: source {name} is a {provider} table; standard and "
-            "append_only streams need a Delta table with Change Data Feed. Convert it with "
-            "`CONVERT TO DELTA` or recreate it `USING delta`."
+            "append_only streams need a Delta table with Change Data Feed. Read its new files "
+            "with stream(..., mode='insert_only'), or convert it with `CONVERT TO DELTA` (or "
+            "recreate it `USING delta`)."
         )
     columns = column_names(described)
     _check_column_names(stream, name, columns)
@@ -101,7 +102,7 @@ def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
         columns=columns,
         change_data_feed=str(properties.get(CDF_PROPERTY, "false")).lower() == "true",
         retention=Retention.from_properties(properties),
-        column_types=_column_types(described),
+        column_types=column_types(described),
         location=detailed_info(described, "Location") or "",
     )
 
@@ -128,7 +129,7 @@ def column_names(described: list[Row]) -> tuple[str, ...]:
     return tuple(str(row["col_name"]) for row in _column_rows(described))
 
 
-def _column_types(described: list[Row]) -> tuple[str, ...]:
+def column_types(described: list[Row]) -> tuple[str, ...]:
     """Column types (catalog strings such as map<string,int>), in the order of `_columns`."""
     return tuple(str(row["data_type"]) for row in _column_rows(described))
 

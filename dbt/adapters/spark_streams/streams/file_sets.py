@@ -1,0 +1,168 @@
+"""The offsets of insert-only streams: for each, the set of files it has consumed.
+
+A set does not fit in a commit's userMetadata, so sets live in the Delta table
+`dbt_streams_files` of the registry's schema, one row per file (path, size, modification
+time: a file rewritten in place is another file) plus a header row (empty path) that makes an
+empty set exist. Every build that consumes writes a NEW set under a fresh id, before its
+target's write, and its stream's record names that id. The record travels in the target's
+commit like every offset (commit.py), so a set counts only once the commit that names it has
+landed: a failed or crashed build leaves a set nobody names, and the next build starts again
+from the last committed one. Correctness never depends on the two tables committing together.
+
+A new set is the files listed at the write that were in the old set, plus the files this
+build consumes (`consume`) or records unread (`skip`); files removed from the folder drop out.
+"""
+
+import uuid
+from dataclasses import dataclass
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.file_table import FileTable, read_listing
+from dbt.adapters.spark_streams.streams.quoting import string_literal
+from dbt.adapters.spark_streams.streams.registry import Registry
+from dbt.adapters.spark_streams.streams.run_sql import RunSql
+
+FILE_SETS = "dbt_streams_files"
+FILE_SET_COLUMNS = (
+    "stream string, set_id string, location string, path string, size bigint, "
+    "modified timestamp, consumed_now boolean, recorded_at timestamp"
+)
+HEADER = "''"
+# Older sets of a stream are deleted every CLEANUP_EVERY-th set, once they are this much older
+# than the stream's committed set (a margin for clocks that disagree).
+CLEANUP_EVERY = 16
+CLEANUP_MARGIN_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file as listed: a path, a size and a modification time (epoch milliseconds)."""
+
+    path: str
+    size: int
+    modified_ms: int
+
+    def literal(self) -> str:
+        """The file as a SQL tuple, comparable with (path, size, modified) columns."""
+        return f"({string_literal(self.path)}, {self.size}L, timestamp_millis({self.modified_ms}L))"
+
+
+@dataclass(frozen=True)
+class FileSet:
+    """A stored set: where its files were listed, and when it was written."""
+
+    set_id: str
+    location: str
+    recorded_ms: int
+
+
+def new_set_id() -> str:
+    return uuid.uuid4().hex
+
+
+class FileSets:
+    """The table of file sets in one schema."""
+
+    def __init__(self, run: RunSql, table: str) -> None:
+        self.run = run
+        self.table = table
+
+    @classmethod
+    def of(cls, registry: Registry) -> "FileSets":
+        """The file sets beside the registry, created on first use."""
+        return cls(registry.run, registry.ensure_table(FILE_SETS, FILE_SET_COLUMNS))
+
+    def header(self, stream: str, set_id: str) -> FileSet | None:
+        """The stored set `set_id` of `stream`, or None if it is missing."""
+        rows = self.run(
+            f"select location, unix_millis(recorded_at) as recorded_ms from {self.table} "
+            f"where stream = {string_literal(stream)} and set_id = {string_literal(set_id)} "
+            f"and path = {HEADER} limit 1"
+        )
+        if not rows:
+            return None
+        return FileSet(set_id, str(rows[0]["location"]), int(rows[0]["recorded_ms"]))
+
+    def files_of(self, stream: str, set_id: str | None) -> str:
+        """The (path, size, modified) rows of a set; none for no set."""
+        if set_id is None:
+            return "select '' as path, 0L as size, cast(null as timestamp) as modified where false"
+        return (
+            f"select path, size, modified from {self.table} where stream = "
+            f"{string_literal(stream)} and set_id = {string_literal(set_id)} and path <> {HEADER}"
+        )
+
+    def consumed_now(self, stream: str, set_id: str) -> str:
+        """The (path, size, modified) rows a set's build consumed."""
+        return (
+            f"select path, size, modified from {self.table} where stream = "
+            f"{string_literal(stream)} and set_id = {string_literal(set_id)} and consumed_now"
+        )
+
+    def pending(
+        self, table: FileTable, stream: str, old: str | None, candidate: str, limit: int
+    ) -> list[FileEntry]:
+        """Up to `limit` listed files not in the set `old` for which `candidate` holds."""
+        rows = read_listing(
+            self.run,
+            table,
+            stream,
+            f"select l.path, l.size, unix_millis(l.modified) as modified_ms from "
+            f"({table.listing_sql()}) l left anti join ({self.files_of(stream, old)}) o "
+            f"on {_same_file('l', 'o')} where {candidate} order by l.modified, l.path "
+            f"limit {limit}",
+        )
+        return [FileEntry(str(r["path"]), int(r["size"]), int(r["modified_ms"])) for r in rows]
+
+    def write_sql(
+        self,
+        table: FileTable,
+        stream: str,
+        old: str | None,
+        new: str,
+        consume: str,
+        skip: str = "false",
+    ) -> str:
+        """The statement writing set `new`: the listed files of set `old`, plus the files this
+        build consumes (`consume`, marked consumed_now) or records unread (`skip`)."""
+        values = (
+            f"{string_literal(stream)}, {string_literal(new)}, {string_literal(table.location)}"
+        )
+        return (
+            f"insert into {self.table} select {values}, path, size, modified, consumed_now, "
+            f"now() from (select {HEADER} as path, 0L as size, cast(null as timestamp) as "
+            f"modified, false as consumed_now union all select l.path, l.size, l.modified, "
+            f"o.path is null and ({consume}) from ({table.listing_sql()}) l left join "
+            f"({self.files_of(stream, old)}) o on {_same_file('l', 'o')} "
+            f"where o.path is not null or ({consume}) or ({skip}))"
+        )
+
+    def cleanup_sql(self, stream: str, committed: FileSet) -> str:
+        """Delete the stream's sets written well before its committed one: no build can commit
+        them any more (a build writes its set after the commit it starts from)."""
+        before = committed.recorded_ms - CLEANUP_MARGIN_MS
+        return (
+            f"delete from {self.table} where stream = {string_literal(stream)} "
+            f"and recorded_at < timestamp_millis({before}L)"
+        )
+
+    def drop_sql(self, stream: str) -> str:
+        return f"delete from {self.table} where stream = {string_literal(stream)}"
+
+    def committed(self, stream: str, set_id: str) -> FileSet:
+        """The set a committed offset names; an error if it is missing."""
+        found = self.header(stream, set_id)
+        if found is None:
+            raise StreamError(
+                f"Stream {stream}: the set of files it consumed ({set_id}) is missing from "
+                f"{self.table}, so the files it has not consumed cannot be told apart. Rebuild "
+                "the consumer with --full-refresh to start the stream over."
+            )
+        return found
+
+
+def _same_file(left: str, right: str) -> str:
+    return (
+        f"{left}.path = {right}.path and {left}.size = {right}.size "
+        f"and {left}.modified = {right}.modified"
+    )
