@@ -34,6 +34,9 @@ from dbt.adapters.spark_streams.streams.consumer_config import (
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.faults import at_step
+from dbt.adapters.spark_streams.streams.file_sets import FileSets
+from dbt.adapters.spark_streams.streams.file_stream import resolve_file_stream
+from dbt.adapters.spark_streams.streams.file_table import FILES_SOURCE_TYPE
 from dbt.adapters.spark_streams.streams.interval import (
     ChangesRequest,
     changes_sql,
@@ -41,7 +44,6 @@ from dbt.adapters.spark_streams.streams.interval import (
 )
 from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
-from dbt.adapters.spark_streams.streams.file_stream import resolve_file_stream
 from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_stream
 from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 from dbt.adapters.spark_streams.streams.source import SourceIsView, SourceVersion
@@ -394,9 +396,11 @@ class StreamMethods(metaclass=AdapterMeta):
         """Every registered stream with its staleness now, for show_streams and describe_stream;
         `owner_gone` when its consumer is not among the project's stream_incremental models."""
         consumers = set(project_consumers or ())
+        records = self._registry().all()
+        sets = FileSets.of(self._registry()) if _has_files(records) else None
         return [
-            {**stream_status(self.run_rows, r), "owner_gone": r.consumer not in consumers}
-            for r in self._registry().all()
+            {**stream_status(self.run_rows, r, sets), "owner_gone": r.consumer not in consumers}
+            for r in records
         ]
 
     @available
@@ -417,10 +421,15 @@ class StreamMethods(metaclass=AdapterMeta):
                 "--full-refresh to start its stream over."
             )
         self._registry().drop(name)
+        if _has_files([record]):
+            sets = FileSets.of(self._registry())
+            self.run_rows(sets.drop_sql(name))
         return dict(vars(record))
 
 
-def _resolve_any(run: RunSql, registry: Registry, build: StreamBuild, request: StreamRequest) -> str:
+def _resolve_any(
+    run: RunSql, registry: Registry, build: StreamBuild, request: StreamRequest
+) -> str:
     """A stream on a Delta table, a view (tried when the source is one) or, in mode
     insert_only, a file-based table."""
     if request.mode == "insert_only":
@@ -436,6 +445,11 @@ def write_confs(file_rows: int) -> dict[str, str]:
     many small files; a later MERGE then rewrites (and re-reads) only the files its keys
     touch instead of files as large as the table."""
     return {MAX_RECORDS_PER_FILE: str(file_rows)} if file_rows > 0 else {}
+
+
+def _has_files(records: list[StreamRecord]) -> bool:
+    """Whether any of the streams is an insert-only stream, whose offsets are file sets."""
+    return any(record.source_type == FILES_SOURCE_TYPE for record in records)
 
 
 def _log_warnings(build: StreamBuild) -> None:

@@ -4,6 +4,8 @@ All the bad models build in one `dbt run`; each must fail with its own message, 
 leave a target, a registry row or a changed source behind.
 """
 
+import shutil
+
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
@@ -21,7 +23,7 @@ CLASHING = {
     "named_like_feed": "(id int, _change_type string)",
     "named_like_feed_upper": "(id int, _Commit_Version bigint)",
 }
-SOURCES = sources_yml("shop", "orders", "plain", "orders_view", "ghost", *CLASHING)
+SOURCES = sources_yml("shop", "orders", "plain", "orders_view", "ghost", "gone_folder", *CLASHING)
 
 
 def consumer(select: str, source: str = "orders", stream_args: str = "", **config: str) -> str:
@@ -34,6 +36,8 @@ def consumer(select: str, source: str = "orders", stream_args: str = "", **confi
     )
 
 
+INSERT_ONLY = ", mode='insert_only'"
+APPEND = {"incremental_strategy": "'append'"}
 MIRROR_COLUMNS = "id, status, metadata_action, metadata_isupdate"
 KEYED = {"incremental_strategy": "'apply_changes'", "unique_key": "'id'"}
 
@@ -90,7 +94,50 @@ CASES = {
     "parquet_source": (
         consumer("id", source="plain", incremental_strategy="'append'"),
         "Stream parquet_source__plain: source `{schema}`.`plain` is a parquet table; standard "
-        "and append_only streams need a Delta table with Change Data Feed.",
+        "and append_only streams need a Delta table with Change Data Feed. Read its new files "
+        "with stream(..., mode='insert_only'), or convert it with `CONVERT TO DELTA`",
+    ),
+    "insert_only_on_delta": (
+        consumer("id", stream_args=INSERT_ONLY, incremental_strategy="'append'"),
+        "Stream insert_only_on_delta__orders: source `{schema}`.`orders` is a Delta table; mode "
+        "'insert_only' reads the new files of a file-based table (Parquet, CSV, JSON, ...). Use "
+        "mode='append_only' for the rows inserted into a Delta table since the offset.",
+    ),
+    "insert_only_on_view": (
+        consumer("status", source="orders_view", stream_args=INSERT_ONLY, **APPEND),
+        "Stream insert_only_on_view__orders_view: source {schema}.orders_view is a view; mode "
+        "'insert_only' reads the new files of a file-based table. Use mode 'standard' or "
+        "'append_only' on a view.",
+    ),
+    "history_of_files": (
+        consumer(
+            "id, metadata_action",
+            source="plain",
+            stream_args=INSERT_ONLY,
+            incremental_strategy="'history'",
+            unique_key="'id'",
+        ),
+        "Stream history_of_files__plain: incremental_strategy 'history' keeps the versions of a "
+        "Delta table's rows; an insert_only stream's rows are new files' rows, each once.",
+    ),
+    "files_from_a_version": (
+        consumer(
+            "id",
+            source="plain",
+            stream_args=f"{INSERT_ONLY}, at={{'version': 1}}",
+            incremental_strategy="'append'",
+        ),
+        "Stream files_from_a_version__plain: a file table has no versions; give "
+        "at={{'timestamp': 'YYYY-MM-DD HH:MM:SS'}} (the files modified after it).",
+    ),
+    "files_folder_gone": (
+        consumer(
+            "id", source="gone_folder", stream_args=INSERT_ONLY, incremental_strategy="'append'"
+        ),
+        "Stream files_folder_gone__gone_folder: the location file:{folder} of source "
+        "`{schema}`.`gone_folder` no longer exists, so its files cannot be listed. Restore the "
+        "folder, or point the table at its new location and rebuild the consumer with "
+        "--full-refresh.",
     ),
     "view_source": (
         consumer("id", source="orders_view", incremental_strategy="'append'"),
@@ -152,8 +199,14 @@ class TestBadInput(DeltaProject):
     def models(self):
         return {"sources.yml": SOURCES, **{f"{n}.sql": sql for n, (sql, _) in CASES.items()}}
 
-    def test_each_rejected_with_its_error_and_nothing_written(self, project):
+    def test_each_rejected_with_its_error_and_nothing_written(self, project, tmp_path):
         schema = project.test_schema
+        folder = tmp_path / "gone_folder"
+        project.run_sql(
+            f"create table {schema}.gone_folder (id int) using parquet location '{folder}'"
+        )
+        project.run_sql(f"insert into {schema}.gone_folder values (1)")
+        shutil.rmtree(folder)
         create_orders_without_change_data_feed(project)
         project.run_sql(f"insert into {schema}.orders values (1, 'placed')")
         project.run_sql(f"create table {schema}.plain (id int) using parquet")
@@ -172,13 +225,14 @@ class TestBadInput(DeltaProject):
         results = run_dbt(["run"], expect_pass=False)
         messages = {result.node.name: " ".join(result.message.split()) for result in results}
         for name, (_, error) in CASES.items():
-            assert error.format(schema=schema) in messages[name], name
+            assert error.format(schema=schema, folder=folder) in messages[name], name
 
         listed = project.run_sql(f"show tables in {schema}", fetch="all")
         tables = {name for _, name, temporary in listed if not temporary}  # not dbt's temp views
-        sources = {"orders", "plain", "orders_view", *CLASHING}
-        assert tables - {"dbt_streams", "dbt_streams_log"} == sources
+        sources = {"orders", "plain", "orders_view", "gone_folder", *CLASHING}
+        assert tables - {"dbt_streams", "dbt_streams_log", "dbt_streams_files"} == sources
         assert project.run_sql(f"select * from {schema}.dbt_streams", fetch="all") == []
+        assert project.run_sql(f"select * from {schema}.dbt_streams_files", fetch="all") == []
         assert {table: table_properties(project, table) for table in before} == before
 
     def test_describe_an_unknown_stream(self, project):

@@ -26,7 +26,7 @@ INSERT_ONLY = "mode='insert_only'"
 MODELS = {
     "events_log": (
         "{{ config(materialized='stream_incremental', incremental_strategy='append', "
-        "pre_hook=\"{{ fail_if_asked() }}\") }}\n"
+        'pre_hook="{{ fail_if_asked() }}") }}\n'
         f"select * from {{{{ stream(source('landing', 'events'), {INSERT_ONLY}) }}}}\n"
     ),
     "events_latest": (
@@ -76,7 +76,8 @@ class TestFileStreams(DeltaProject):
             sql(f"create table {schema}.{name} {spec} location '{landing / name}'")
         (landing / "clicks").mkdir(exist_ok=True)
         (landing / "visits").mkdir(exist_ok=True)
-        sql(f"insert into {schema}.events select /*+ coalesce(1) */ * from values (1, 'a'), (2, 'b')")
+        one_file = "select /*+ coalesce(1) */ * from values (1, 'a'), (2, 'b')"
+        sql(f"insert into {schema}.events {one_file}")
         (landing / "clicks" / "c1.csv").write_text("id,page\n1,home\n1,home\n")
         (landing / "visits" / "v1.json").write_text('{"id": 1, "page": "home"}\n')
         sql(f"insert into {schema}.daily values (1, 1), (2, 2)")
@@ -105,7 +106,7 @@ class TestFileStreams(DeltaProject):
         # a file in a partition the catalog does not list yet waits for MSCK REPAIR TABLE
         unlisted = landing / "daily" / "day=9"
         unlisted.mkdir()
-        shutil.copy(self.parquet_of(project, landing, "(9)", "id int"), unlisted / "p.parquet")
+        shutil.copy(self.parquet_of(project, landing, "(9)", "id"), unlisted / "p.parquet")
 
         before = self.offsets(project)
         run_dbt(["run", "-s", "events_log", "--vars", "{fail: true}"], expect_pass=False)
@@ -125,6 +126,10 @@ class TestFileStreams(DeltaProject):
         assert self.rows(project, "clicks_log", "id, page")[-1] == (2, "cart")
         assert self.rows(project, "visits_log", "id, page") == [(1, "home"), (2, "cart")]
         assert self.rows(project, "daily_log", "id, day") == [(1, 1), (2, 2), (3, 3)]
+        assert (
+            f"Stream daily_log__daily: 1 file(s) under file:{landing}/daily are in partition "
+            f"folders that `{schema}`.`daily` does not list, so no stream reads them yet."
+        ) in " ".join(log.split())
         assert self.offsets(project)["events_log__events"] == (1, "files", "insert_only")
 
         for path in self.files(landing / "events"):
@@ -141,18 +146,35 @@ class TestFileStreams(DeltaProject):
         assert "no pending changes" in log
         assert self.ids(project, "events_log") == [1, 1, 2, 3, 4, 5]
 
+        _, log = run_dbt_and_capture(["run-operation", "show_streams"])
+        shown = next(line for line in log.splitlines() if "name=events_log__events " in line)
+        assert "source_type=files mode=insert_only" in shown and "stale=false" in shown
+
+        # the table now reads another folder: the stream is stale until a full refresh
+        moved = landing / "moved"
+        moved.mkdir()
+        shutil.copy(self.parquet_of(project, landing, "(7, 'g')"), moved / "g.parquet")
+        sql(f"alter table {schema}.events set location '{moved}'")
+        [result] = run_dbt(["run", "-s", "events_log"], expect_pass=False)
+        assert (
+            f"Stream events_log__events is stale: source `{schema}`.`events` now reads "
+            f"file:{moved}, but the stream's offset lists the files of file:{landing}/events"
+        ) in " ".join(result.message.split())
+        run_dbt(["run", "-s", "events_log", "--full-refresh"])
+        assert self.ids(project, "events_log") == [7]
+
     @staticmethod
     def files(folder: Path) -> list[Path]:
         return sorted(p for p in folder.iterdir() if p.name.startswith("part-"))
 
     @staticmethod
-    def parquet_of(project, landing: Path, values: str, columns: str = "id int, kind string"):
+    def parquet_of(project, landing: Path, values: str, columns: str = "id, kind"):
         """A Parquet file of `values`, written by Spark into a scratch folder."""
         scratch = landing / "scratch"
         shutil.rmtree(scratch, ignore_errors=True)
         project.run_sql(
             f"insert overwrite directory '{scratch}' using parquet "
-            f"select * from values {values} as t({columns.replace(' int', '').replace(' string', '')})"
+            f"select * from values {values} as t({columns})"
         )
         return next(p for p in scratch.iterdir() if p.name.startswith("part-"))
 
@@ -169,7 +191,8 @@ class TestFileStreams(DeltaProject):
     @staticmethod
     def offsets(project) -> dict[str, tuple]:
         rows = project.run_sql(
-            f"select name, offset_version, source_type, mode from {project.test_schema}.dbt_streams",
+            "select name, offset_version, source_type, mode from "
+            f"{project.test_schema}.dbt_streams",
             fetch="all",
         )
         return {row[0]: tuple(row[1:]) for row in rows}

@@ -44,7 +44,8 @@ class FileEntry:
 
     def literal(self) -> str:
         """The file as a SQL tuple, comparable with (path, size, modified) columns."""
-        return f"({string_literal(self.path)}, {self.size}L, timestamp_millis({self.modified_ms}L))"
+        modified = f"timestamp_millis({self.modified_ms}L)"
+        return f"({string_literal(self.path)}, {self.size}L, {modified})"
 
 
 @dataclass(frozen=True)

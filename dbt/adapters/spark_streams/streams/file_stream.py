@@ -26,6 +26,7 @@ from dbt.adapters.spark_streams.streams.file_table import (
     FILES_SOURCE_TYPE,
     FileTable,
     describe_file_table,
+    unlisted_warning,
 )
 from dbt.adapters.spark_streams.streams.quoting import column_list, string_literal
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
@@ -41,9 +42,7 @@ from dbt.adapters.spark_streams.streams.source import SourceVersion, spell_colum
 LITERAL_FILES = 500
 FILE_COLUMN = "_spark_streams_file"
 MODIFIED_COLUMN = "_spark_streams_modified"
-METADATA_FILE = (
-    "(_metadata.file_path, _metadata.file_size, _metadata.file_modification_time)"
-)
+METADATA_FILE = "(_metadata.file_path, _metadata.file_size, _metadata.file_modification_time)"
 
 
 @dataclass(frozen=True)
@@ -81,6 +80,7 @@ def resolve_file_stream(
     old = None if creating or existing is None else _committed(sets, request, table, existing)
     new_id = new_set_id()
     plan = _plan(sets, table, request, old, new_id if build.consuming else None, creating)
+    build.warnings.extend(unlisted_warning(run, table, request.name))
     moves = creating or plan.pending > 0
     build.moves = build.moves or moves
     if moves and build.consuming:

@@ -47,6 +47,16 @@ class FileTable:
         folders = ", ".join(string_literal(folder) for folder in self.partitions) or "null"
         return f"select * from ({listing}) where {self._folder_sql()} in ({folders})"
 
+    def unlisted_sql(self) -> str | None:
+        """How many files sit in partition folders the catalog does not list (yet)."""
+        if self.partitions is None:
+            return None
+        folders = ", ".join(string_literal(folder) for folder in self.partitions) or "null"
+        return (
+            f"select count(*) as files from binaryFile.{quote(self.location)} "
+            f"where not ({self._folder_sql()} in ({folders}))"
+        )
+
     def _folder_sql(self) -> str:
         """A listed file's partition folder relative to the location (`k=v` or `a=1/b=2`)."""
         prefix = string_literal(self.location.rstrip("/") + "/")
@@ -119,3 +129,17 @@ def read_listing(run: RunSql, table: FileTable, stream: str, sql: str) -> list[R
             "exists, so its files cannot be listed. Restore the folder, or point the table at "
             "its new location and rebuild the consumer with --full-refresh."
         ) from exc
+
+
+def unlisted_warning(run: RunSql, table: FileTable, stream: str) -> list[str]:
+    """A warning when files wait in partition folders the table does not list yet."""
+    sql = table.unlisted_sql()
+    files = int(read_listing(run, table, stream, sql)[0]["files"]) if sql else 0
+    if not files:
+        return []
+    return [
+        f"Stream {stream}: {files} file(s) under {table.location} are in partition folders "
+        f"that {table.name} does not list, so no stream reads them yet. Register the folders "
+        f"(MSCK REPAIR TABLE {table.name}, or ALTER TABLE ... ADD PARTITION) and the next "
+        "build consumes them."
+    ]

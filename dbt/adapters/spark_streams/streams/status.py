@@ -4,6 +4,12 @@ from datetime import datetime
 from typing import Any
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.file_sets import FileSets
+from dbt.adapters.spark_streams.streams.file_table import (
+    FILES_SOURCE_TYPE,
+    describe_file_table,
+    read_listing,
+)
 from dbt.adapters.spark_streams.streams.identity import with_table_id
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import RunSql
@@ -18,11 +24,15 @@ from dbt.adapters.spark_streams.streams.view_definition import read_view_definit
 from dbt.adapters.spark_streams.streams.view_stream import VIEW_SOURCE_TYPE
 
 
-def stream_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
+def stream_status(
+    run: RunSql, record: StreamRecord, file_sets: FileSets | None = None
+) -> dict[str, Any]:
     """The record's fields, then `stale`, `stale_after` and, when stale, `stale_reason`."""
     status: dict[str, Any] = dict(vars(record))
     if record.source_type == VIEW_SOURCE_TYPE:
         return {**status, **_view_status(run, record)}
+    if record.source_type == FILES_SOURCE_TYPE:
+        return {**status, **_files_status(run, record, file_sets)}
     try:
         source = inspect_source(run, record.source_table, record.name)
     except StreamError as exc:
@@ -50,6 +60,23 @@ def _view_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
     if view.fingerprint != record.source_id:
         reason = f"view {view.name} (or a view it reads) was redefined"
         return {"stale": True, "stale_after": None, "stale_reason": reason}
+    return {"stale": False, "stale_after": None, "stale_reason": ""}
+
+
+def _files_status(run: RunSql, record: StreamRecord, sets: FileSets | None) -> dict[str, Any]:
+    """An insert-only stream is stale when its table no longer reads the folder (or the
+    folder is gone) its file set was listed from; it never expires."""
+    schema, identifier = (part.strip("`") for part in record.source_table.split("`.`"))
+    try:
+        table = describe_file_table(run, schema, identifier, record.name)
+        read_listing(run, table, record.name, f"select count(*) from ({table.listing_sql()})")
+        if sets is not None:
+            committed = sets.committed(record.name, record.source_id)
+            if committed.location != table.location:
+                reason = f"{table.name} now reads {table.location}, not {committed.location}"
+                return {"stale": True, "stale_after": None, "stale_reason": reason}
+    except StreamError as exc:
+        return {"stale": True, "stale_after": None, "stale_reason": str(exc).strip()}
     return {"stale": False, "stale_after": None, "stale_reason": ""}
 
 
