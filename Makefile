@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel bench-views bench-history clean
+.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel bench-views bench-history bench-files clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,10 @@ bench-views: install
 # bench/history.md.
 bench-history: install
 	$(BIN)/python -m bench.history $(BENCH_ARGS)
+
+# An insert-only stream on a folder of 1,000 Parquet files against reading the new ones by hand:
+bench-files: install
+	$(BIN)/python -m bench.files $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \

@@ -101,7 +101,7 @@ class Bench:
             "using delta"
         )
         self.insert_rows(0, n)
-        self.dbt("run", "--full-refresh", "--exclude", "tag:views", "tag:history")
+        self.dbt("run", "--full-refresh", "--exclude", "tag:views", "tag:history", "tag:files")
         self.dbt("run", "--select", "stream_mirror")  # consumes the stream's own setup commits
         self.floor_write(
             f"create or replace table {FLOOR} using delta {FLOOR_PROPERTIES} "

@@ -1,6 +1,7 @@
 {#-
   A batch of source changes for the demo: new customers and orders, updates and deletes
-  (customer 1 moves twice, in two commits, which the customers_history model keeps).
+  (customer 1 moves twice, in two commits, which the customers_history model keeps), and a
+  new file of two order events in the landing folder.
     dbt run-operation apply_shop_changes
 -#}
 {% macro apply_shop_changes() %}
@@ -13,6 +14,7 @@
     "delete from shop_raw.customers where customer_id = 2",
     "insert into shop_raw.orders values (" ~ next_order ~ ", 1, 'placed', current_timestamp(), current_timestamp())",
     "update shop_raw.orders set status = 'cancelled', updated_at = current_timestamp() where order_id = 3",
+    "insert into shop_raw.order_events values (" ~ next_order ~ ", 'placed', current_timestamp()), (3, 'cancelled', current_timestamp())",
   ] %}
   {% for statement in statements %}
     {% do run_query(statement) %}

@@ -1,6 +1,6 @@
 {#
   Creates the shop's raw Delta tables (customers, orders, order_items) in schema `shop_raw`
-  with deterministic generated rows. Run with:
+  with deterministic generated rows, and `order_events`, a table over a folder of JSON files. Run with:
     dbt run-operation create_shop_sources --args '{customers: 50}'
   Existing tables are left as they are, so re-running is harmless.
 #}
@@ -18,6 +18,9 @@
     "create table if not exists shop_raw.order_items (
        order_id bigint, line_no int, sku string, quantity int, unit_price decimal(10, 2)
      ) using delta tblproperties (delta.enableChangeDataFeed = true)",
+    "create table if not exists shop_raw.order_events (
+       order_id bigint, event string, occurred_at timestamp
+     ) using json",
   ] %}
   {% for statement in statements %}
     {% do run_query(statement) %}
@@ -45,5 +48,9 @@
            cast(l.line_no as int), cast(((o.id + l.line_no) % 50) + 0.99 as decimal(10, 2))
     from range(1, " ~ (n_orders + 1) ~ ") as o(id)
     cross join (select explode(sequence(1, " ~ items_per_order ~ ")) as line_no) as l") %}
+  {#- the landing folder of order events: JSON lines files, as a shop's web tier drops them -#}
+  {% do run_query("insert into shop_raw.order_events
+    select id, 'placed', timestamp'2026-02-01 00:00:00' + make_interval(0, 0, 0, 0, cast(id as int))
+    from range(1, " ~ (n_orders + 1) ~ ") as r(id)") %}
   {{ log("created shop_raw with " ~ customers ~ " customers and " ~ n_orders ~ " orders", info=true) }}
 {% endmacro %}

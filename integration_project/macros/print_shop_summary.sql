@@ -1,5 +1,5 @@
 {#- Prints every relation in the shop's schemas with its kind, format and row count, customer
-    1's versions in the history, then the streams with their offsets (show_streams). -#}
+    1's versions in the history, the files in the order events' landing folder, then the streams with their offsets (show_streams). -#}
 {% macro print_shop_summary() %}
   {% for schema in ['shop_raw', target.schema] %}
     {% for name in run_query('show tables in ' ~ schema).columns['tableName'].values() | sort %}
@@ -14,5 +14,7 @@
   {% for row in versions.rows %}
     {{ print('  country=%s valid_from=%s valid_to=%s' | format(row[0], row[1], row[2] if row[2] is not none else 'null (current)')) }}
   {% endfor %}
+  {% set files = run_query("select count(distinct input_file_name()) from shop_raw.order_events").columns[0].values()[0] %}
+  {{ print('order events: %d files landed in shop_raw.order_events\' folder' | format(files)) }}
   {{ show_streams() }}
 {% endmacro %}

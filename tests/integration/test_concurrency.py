@@ -4,7 +4,8 @@ Both processes share one Hive metastore through a Derby network server (started 
 project's own script) and one warehouse. Each round one process changes the sources and both
 build; each must succeed or fail with "is being consumed by another run", and a plain build
 afterwards must pass the invariant tests: the mirror equals its source, and the append-only
-audit holds every order exactly once.
+audit holds every order exactly once, as the events audit (an insert-only stream of a file
+table) holds every row of every landed file.
 """
 
 import os
@@ -61,3 +62,4 @@ def test_two_builds_of_one_consumer_at_once(shared: tuple[Path, dict[str, str]])
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "PASS mirror_equals_source" in checked.stdout
         assert "PASS audit_has_each_order_once" in checked.stdout
+        assert "PASS events_audit_has_each_event_once" in checked.stdout

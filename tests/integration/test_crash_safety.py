@@ -1,9 +1,11 @@
 """A build SIGKILLed at each step of the commit protocol loses nothing and repeats nothing.
 
 Each round changes the sources and runs a build that kills its own process at one step (after
-pinning, during the write, after the commit but before the registry update). A plain build
-then recovers, and its data tests assert the invariants: the mirror equals its source, and the
-append-only audit holds every order ever inserted exactly once.
+pinning, during the write, after the commit but before the registry update), then a build of
+the insert-only stream of a file table killed at the same step (during the write is after its
+new file set was written). A plain build then recovers, and its data tests assert the
+invariants: the mirror equals its source, and the append-only audit holds every order ever
+inserted exactly once, as the events audit holds every row of every landed file.
 """
 
 import shutil
@@ -17,6 +19,11 @@ from dbt.adapters.spark_streams.streams.faults import CRASH_ENV, STEPS
 from tests.integration.dbt_process import run_dbt_process
 
 PROJECT = Path(__file__).resolve().parent / "crash_project"
+INVARIANTS = (
+    "mirror_equals_source",
+    "audit_has_each_order_once",
+    "events_audit_has_each_event_once",
+)
 
 
 def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
@@ -55,13 +62,18 @@ def test_killed_build_then_recovery(project: Path, step: str) -> None:
     )
     assert crashed.returncode == -9, crashed.stdout + crashed.stderr
     wait_for_jvm_exit(project / "metastore")
+    # the round's new files are pending: the file stream's build dies at the same step
+    crashed = run_dbt_process(project, "run", "--select", "events_audit", env={CRASH_ENV: step})
+    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+    wait_for_jvm_exit(project / "metastore")
 
     recovered = run_dbt_process(project, "build")
     assert recovered.returncode == 0, recovered.stdout + recovered.stderr
-    assert "PASS mirror_equals_source" in recovered.stdout
-    assert "PASS audit_has_each_order_once" in recovered.stdout
+    for invariant in INVARIANTS:
+        assert f"PASS {invariant}" in recovered.stdout
 
     if step == STEPS[-1]:  # earlier steps get this check from the next step's recovery
         again = run_dbt_process(project, "build")
         assert again.returncode == 0, again.stdout + again.stderr
         assert "PASS audit_has_each_order_once" in again.stdout
+        assert "PASS events_audit_has_each_event_once" in again.stdout

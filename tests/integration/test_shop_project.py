@@ -40,6 +40,7 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
     first = summary_rows(summary.stdout)
     assert first == {
         "shop_raw.customers": 20,
+        "shop_raw.order_events": 60,
         "shop_raw.order_items": 120,
         "shop_raw.orders": 60,
         "shop.country_regions": 4,
@@ -50,9 +51,11 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
         "shop.customers_history": 20,
         "shop.customers_snapshot": 20,
         "shop.current_customers": 20,
-        # three table streams, and a view stream with one table stream per base table
-        "shop.dbt_streams": 6,
-        "shop.dbt_streams_log": 6,
+        # four table streams (one insert-only), and a view stream with one table stream per
+        # base table
+        "shop.dbt_streams": 7,
+        "shop.dbt_streams_log": 7,
+        "shop.order_events_log": 60,
         "shop.orders_audit": 60,
         "shop.order_customers_mirror": 60,
         "shop.orders_latest": 60,
@@ -84,8 +87,11 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     assert summary["shop.customer_versions"] > summary["shop_raw.customers"]
     # customer 2's three orders left the view with it; order 61 joined it
     assert summary["shop.order_customers_mirror"] == summary["shop.stg_order_customers"] == 58
-    assert summary["shop.dbt_streams"] == 6
-    assert summary["shop.dbt_streams_log"] == 12  # one row per stream per build
+    assert summary["shop.dbt_streams"] == 7
+    assert summary["shop.dbt_streams_log"] == 14  # one row per stream per build
+    # the new file's two events, once
+    assert summary["shop.order_events_log"] == summary["shop_raw.order_events"] == 62
+    assert "PASS assert_order_events_logged_once" in built.stdout
     # customer 1 moved twice between the builds: two closed versions and the current one;
     # the new customer opened one, the deleted one's row was closed
     assert summary["shop.customers_history"] == 20 + 2 + 1

@@ -5,6 +5,8 @@
     {% do run_query('create schema if not exists crash_raw') %}
     {% do run_query('create table crash_raw.customers (id int, name string, tier string) using delta') %}
     {% do run_query('create table crash_raw.orders (id int, amount int) using delta') %}
+    {% do run_query('create table crash_raw.events (id int, kind string) using parquet') %}
+    {% do run_query("insert into crash_raw.events select id, 'seen' from range(1, 11)") %}
     {% do run_query("insert into crash_raw.customers select id, concat('c', id), 'basic' from range(1, 21)") %}
     {% do run_query('insert into crash_raw.orders select id, id * 10 from range(1, 31)') %}
   {%- else -%}
@@ -12,6 +14,7 @@
     {% do run_query('delete from crash_raw.customers where id = ' ~ (round + 1)) %}
     {% do run_query("insert into crash_raw.customers values (" ~ (100 + round) ~ ", 'new', 'basic')") %}
     {% do run_query('insert into crash_raw.orders select id, id * 10 from range(' ~ (100 * round) ~ ', ' ~ (100 * round + 5) ~ ')') %}
+    {% do run_query("insert into crash_raw.events select id, 'landed' from range(" ~ (100 * round) ~ ", " ~ (100 * round + 5) ~ ")") %}
   {%- endif -%}
   {{ return('select 1') }}
 {% endmacro %}
