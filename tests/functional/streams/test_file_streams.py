@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.spark_streams.streams import file_stream
+from dbt.adapters.spark_streams.streams import file_sets, file_stream
 from tests.functional.adapter.delta import FAIL_IF_ASKED, DeltaProject
 
 SOURCES = """
@@ -137,7 +137,12 @@ class TestFileStreams(DeltaProject):
         sql(f"insert into {schema}.events values (5, 'e')")
         sql(f"msck repair table {schema}.daily")
         monkeypatch.setattr(file_stream, "LITERAL_FILES", 0)  # read through the file set
+        # ... and list the folder at the set's write, deleting the sets older than the
+        # committed one (here: all of them; the default waits an hour)
+        monkeypatch.setattr(file_sets, "CLEANUP_EVERY", 1)
+        monkeypatch.setattr(file_sets, "CLEANUP_MARGIN_MS", 0)
         run_dbt(["run", "--threads", "3"])
+        assert self.set_ids(project, "events_log__events") == 2  # the committed and the new
         assert self.ids(project, "events_log") == [1, 1, 2, 3, 4, 5]
         assert self.rows(project, "daily_log", "id, day")[-1] == (9, 9)
         assert self.ids(project, "events_later") == [1, 3, 4, 5]
@@ -177,6 +182,15 @@ class TestFileStreams(DeltaProject):
             f"select * from values {values} as t({columns})"
         )
         return next(p for p in scratch.iterdir() if p.name.startswith("part-"))
+
+    @staticmethod
+    def set_ids(project, stream: str) -> int:
+        [[count]] = project.run_sql(
+            f"select count(distinct set_id) from {project.test_schema}.dbt_streams_files "
+            f"where stream = '{stream}'",
+            fetch="all",
+        )
+        return count
 
     @staticmethod
     def ids(project, table: str) -> list[int]:

@@ -9,8 +9,10 @@ commit like every offset (commit.py), so a set counts only once the commit that 
 landed: a failed or crashed build leaves a set nobody names, and the next build starts again
 from the last committed one. Correctness never depends on the two tables committing together.
 
-A new set is the files listed at the write that were in the old set, plus the files this
-build consumes (`consume`) or records unread (`skip`); files removed from the folder drop out.
+A new set is the old set plus the files this build consumes, named (`extend_sql`); a first
+set, a build of many files and every CLEANUP_EVERY-th set list the folder at the write
+instead (`write_sql`): the listed files that were in the old set, plus those the build
+consumes or records unread, so files removed from the folder drop out.
 """
 
 import uuid
@@ -102,18 +104,30 @@ class FileSets:
 
     def pending(
         self, table: FileTable, stream: str, old: str | None, candidate: str, limit: int
-    ) -> list[FileEntry]:
-        """Up to `limit` listed files not in the set `old` for which `candidate` holds."""
-        rows = read_listing(
-            self.run,
-            table,
-            stream,
-            f"select l.path, l.size, unix_millis(l.modified) as modified_ms from "
-            f"({table.listing_sql()}) l left anti join ({self.files_of(stream, old)}) o "
-            f"on {_same_file('l', 'o')} where {candidate} order by l.modified, l.path "
-            f"limit {limit}",
+    ) -> tuple[list[FileEntry], FileSet | None]:
+        """Up to `limit` listed files not in the set `old` for which `candidate` holds, and
+        the stored header of `old` (None if missing), in one query."""
+        files = (
+            f"select * from (select 'file' as kind, l.path, l.size, unix_millis(l.modified) "
+            f"as ms from ({table.listing_sql()}) l left anti join ({self.files_of(stream, old)}) "
+            f"o on {_same_file('l', 'o')} where {candidate} order by l.modified, l.path "
+            f"limit {limit})"
         )
-        return [FileEntry(str(r["path"]), int(r["size"]), int(r["modified_ms"])) for r in rows]
+        header = (
+            f"select 'set', location, 0L, unix_millis(recorded_at) from {self.table} where "
+            f"stream = {string_literal(stream)} and set_id = {string_literal(old or '')} "
+            f"and path = {HEADER}"
+        )
+        rows = read_listing(self.run, table, stream, f"{files} union all {header}")
+        entries = [
+            FileEntry(str(r["path"]), int(r["size"]), int(r["ms"]))
+            for r in rows
+            if r["kind"] == "file"
+        ]
+        found = [
+            FileSet(old or "", str(r["path"]), int(r["ms"])) for r in rows if r["kind"] == "set"
+        ]
+        return entries, found[0] if found else None
 
     def write_sql(
         self,
@@ -138,10 +152,27 @@ class FileSets:
             f"where o.path is not null or ({consume}) or ({skip}))"
         )
 
+    def extend_sql(
+        self, table: FileTable, stream: str, old: str, new: str, consumed: list[FileEntry]
+    ) -> str:
+        """The statement writing set `new` as set `old` plus the `consumed` files, without
+        listing the folder again (files removed since stay in it until a listed write)."""
+        values = (
+            f"{string_literal(stream)}, {string_literal(new)}, {string_literal(table.location)}"
+        )
+        named = ", ".join(f"({entry.literal()[1:-1]}, true)" for entry in consumed)
+        return (
+            f"insert into {self.table} select {values}, path, size, modified, consumed_now, "
+            f"now() from (select {HEADER} as path, 0L as size, cast(null as timestamp) as "
+            f"modified, false as consumed_now union all select path, size, modified, false "
+            f"from ({self.files_of(stream, old)}) union all select * from values {named} "
+            "as _new(path, size, modified, consumed_now))"
+        )
+
     def cleanup_sql(self, stream: str, committed: FileSet) -> str:
         """Delete the stream's sets written well before its committed one: no build can commit
         them any more (a build writes its set after the commit it starts from)."""
-        before = committed.recorded_ms - CLEANUP_MARGIN_MS
+        before = committed.recorded_ms - cleanup_margin_ms()
         return (
             f"delete from {self.table} where stream = {string_literal(stream)} "
             f"and recorded_at < timestamp_millis({before}L)"
@@ -150,9 +181,10 @@ class FileSets:
     def drop_sql(self, stream: str) -> str:
         return f"delete from {self.table} where stream = {string_literal(stream)}"
 
-    def committed(self, stream: str, set_id: str) -> FileSet:
-        """The set a committed offset names; an error if it is missing."""
-        found = self.header(stream, set_id)
+    def committed(self, stream: str, set_id: str, found: FileSet | None = None) -> FileSet:
+        """The set a committed offset names (its header `found`, or read now); an error if it
+        is missing."""
+        found = found or self.header(stream, set_id)
         if found is None:
             raise StreamError(
                 f"Stream {stream}: the set of files it consumed ({set_id}) is missing from "
@@ -160,6 +192,11 @@ class FileSets:
                 "the consumer with --full-refresh to start the stream over."
             )
         return found
+
+
+def cleanup_margin_ms() -> int:
+    """Read at each use, so a test can shorten it."""
+    return CLEANUP_MARGIN_MS
 
 
 def _same_file(left: str, right: str) -> str:

@@ -12,12 +12,13 @@ INSERT (with a unique_key, the row of the newest file per key).
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from dbt.adapters.spark_streams.streams import file_sets
 from dbt.adapters.spark_streams.streams.build import StreamBuild
 from dbt.adapters.spark_streams.streams.changes import key_hash, row_json_sql
 from dbt.adapters.spark_streams.streams.column_types import row_type
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.file_sets import (
-    CLEANUP_EVERY,
+    FileEntry,
     FileSet,
     FileSets,
     new_set_id,
@@ -55,6 +56,7 @@ class FilePlan:
     skip: str
     read_filter: str
     pending: int
+    named: tuple[FileEntry, ...] = ()  # the files consumed, when the read names them
 
 
 def resolve_file_stream(
@@ -77,9 +79,10 @@ def resolve_file_stream(
     existing = registered(registry, build, request.name)
     creating = check_consumer(build, request, existing) or existing is None
     creating = creating or build.recreates_streams
-    old = None if creating or existing is None else _committed(sets, request, table, existing)
+    old_id = None if creating or existing is None else _old_set_id(request, existing)
     new_id = new_set_id()
-    plan = _plan(sets, table, request, old, new_id if build.consuming else None, creating)
+    plan, header = _plan(sets, table, request, old_id, new_id if build.consuming else None)
+    old = None if old_id is None else _committed(sets, request, table, old_id, header)
     build.warnings.extend(unlisted_warning(run, table, request.name))
     moves = creating or plan.pending > 0
     build.moves = build.moves or moves
@@ -109,17 +112,23 @@ def _check_request(request: StreamRequest) -> None:
         )
 
 
-def _committed(
-    sets: FileSets, request: StreamRequest, table: FileTable, existing: StreamRecord
-) -> FileSet:
-    """The committed offset's file set, if the source still reads the folder it lists."""
+def _old_set_id(request: StreamRequest, existing: StreamRecord) -> str:
+    """The file set a committed offset names (an insert-only stream's source_id)."""
     if existing.source_type != FILES_SOURCE_TYPE:
         raise StreamError(
             f"Stream {request.name} was created on {existing.source_table} as a "
             f"{existing.source_type} stream in mode {existing.mode}; it cannot continue as an "
             "insert_only stream. Rebuild the consumer with --full-refresh to recreate it."
         )
-    committed = sets.committed(request.name, existing.source_id)
+    return existing.source_id
+
+
+def _committed(
+    sets: FileSets, request: StreamRequest, table: FileTable, set_id: str, found: FileSet | None
+) -> FileSet:
+    """The committed offset's file set, if it is stored and the source still reads the folder
+    it lists."""
+    committed = sets.committed(request.name, set_id, found)
     if committed.location != table.location:
         raise StreamError(
             f"Stream {request.name} is stale: source {table.name} now reads {table.location}, "
@@ -134,31 +143,31 @@ def _plan(
     sets: FileSets,
     table: FileTable,
     request: StreamRequest,
-    old: FileSet | None,
+    old_id: str | None,
     new_id: str | None,
-    creating: bool,
-) -> FilePlan:
+) -> tuple[FilePlan, FileSet | None]:
     """The files this build consumes: every file not in the old set, or for a new stream
-    every file (show_initial_rows), none, or those modified after its `at` / `before`."""
+    every file (show_initial_rows), none, or those modified after its `at` / `before`; and
+    the old set's stored header, read by the same query."""
+    creating = old_id is None
     candidate, skip = _new_stream_files(request) if creating else ("true", "false")
     if candidate == "false":
-        return FilePlan("false", skip, "false", 0)
-    old_id = old.set_id if old else None
-    pending = sets.pending(table, request.name, old_id, candidate, LITERAL_FILES + 1)
+        return FilePlan("false", skip, "false", 0), None
+    pending, header = sets.pending(table, request.name, old_id, candidate, LITERAL_FILES + 1)
     if not pending:
-        return FilePlan("false", skip, "false", 0)
+        return FilePlan("false", skip, "false", 0), header
     if len(pending) <= LITERAL_FILES:
         named = ", ".join(entry.literal() for entry in pending)
         return FilePlan(
             f"(l.path, l.size, l.modified) in ({named})", skip, f"{METADATA_FILE} in ({named})",
-            len(pending),
-        )  # fmt: skip
+            len(pending), tuple(pending),
+        ), header  # fmt: skip
     if new_id is None:  # a peek: what is not in the old set
         read = f"{METADATA_FILE} not in ({sets.files_of(request.name, old_id)})"
         on_metadata = candidate.replace("l.modified", "_metadata.file_modification_time")
-        return FilePlan(candidate, skip, f"{read} and ({on_metadata})", len(pending))
+        return FilePlan(candidate, skip, f"{read} and ({on_metadata})", len(pending)), header
     read = f"{METADATA_FILE} in ({sets.consumed_now(request.name, new_id)})"
-    return FilePlan(candidate, skip, read, len(pending))
+    return FilePlan(candidate, skip, read, len(pending)), header
 
 
 def _new_stream_files(request: StreamRequest) -> tuple[str, str]:
@@ -182,11 +191,24 @@ def _set_writes(
     plan: FilePlan,
     existing: StreamRecord | None,
 ) -> list[tuple[str, str]]:
-    """The new set's write, and every CLEANUP_EVERY-th set the cleanup of old ones."""
+    """The new set's write: the old set plus the files the read names, or every
+    CLEANUP_EVERY-th set (and a first set, or one of many files) listed again, with the
+    cleanup of old sets."""
+    listed = (
+        old is None
+        or existing is None
+        or (existing.offset_version + 1) % file_sets.CLEANUP_EVERY == 0
+    )
+    message = f"Stream {request.name}: recording its file set ({plan.pending} new)"
+    if old is not None and plan.named and not listed:
+        return [
+            (sets.extend_sql(table, request.name, old.set_id, new_id, list(plan.named)), message)
+        ]
     old_id = old.set_id if old else None
-    write = sets.write_sql(table, request.name, old_id, new_id, plan.consume, plan.skip)
-    writes = [(write, f"Stream {request.name}: recording its file set ({plan.pending} new)")]
-    if old is not None and existing is not None and existing.offset_version % CLEANUP_EVERY == 0:
+    writes = [
+        (sets.write_sql(table, request.name, old_id, new_id, plan.consume, plan.skip), message)
+    ]
+    if old is not None and listed:
         writes.append(
             (sets.cleanup_sql(request.name, old), f"Stream {request.name}: old file sets")
         )
