@@ -14,7 +14,7 @@
   {% for row in versions.rows %}
     {{ print('  country=%s valid_from=%s valid_to=%s' | format(row[0], row[1], row[2] if row[2] is not none else 'null (current)')) }}
   {% endfor %}
-  {% set files = run_query("select count(distinct input_file_name()) from shop_raw.order_events").columns[0].values()[0] %}
+  {% set files = run_query("select count(*) from (select distinct _metadata.file_path from shop_raw.order_events)").columns[0].values()[0] %}
   {{ print('order events: %d files landed in shop_raw.order_events\' folder' | format(files)) }}
   {{ show_streams() }}
 {% endmacro %}

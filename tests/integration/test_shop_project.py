@@ -38,6 +38,9 @@ def test_each_step_sees_what_the_previous_process_built(shop: Path) -> None:
     summary = run_dbt_process(shop, "run-operation", "print_shop_summary")
     assert summary.returncode == 0, summary.stdout + summary.stderr
     first = summary_rows(summary.stdout)
+    # the insert-only stream's file set: a header row and one row per landed file (as many
+    # files as Spark's write of the events made)
+    assert first.pop("shop.dbt_streams_files") >= 2
     assert first == {
         "shop_raw.customers": 20,
         "shop_raw.order_events": 60,
@@ -92,6 +95,7 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     # the new file's two events, once
     assert summary["shop.order_events_log"] == summary["shop_raw.order_events"] == 62
     assert "PASS assert_order_events_logged_once" in built.stdout
+    assert re.search(r"^order events: \d+ files landed", printed.stdout, re.MULTILINE)
     # customer 1 moved twice between the builds: two closed versions and the current one;
     # the new customer opened one, the deleted one's row was closed
     assert summary["shop.customers_history"] == 20 + 2 + 1

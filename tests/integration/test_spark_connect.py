@@ -3,7 +3,8 @@
 The test starts a Spark Connect server with Delta (pyspark ships the server; the Delta jars
 come the way the embedded session gets them), points the crash project at it and builds it
 round after round as separate dbt processes: the data tests assert the mirror equals its
-source, the audit holds every order once and a view stream's mirror equals its view, and the
+source, the audit holds every order once (and the events audit, an insert-only stream of a
+Parquet table, every landed row once) and a view stream's mirror equals its view, and the
 registry must show each table stream's offset at its source's newest version. A query Delta
 rejects must show Delta's error, not the server's stack trace.
 """
@@ -159,6 +160,7 @@ def test_builds_over_spark_connect(server: int, project: Path) -> None:
         assert "PASS audit_has_each_order_once" in built.stdout
         assert "PASS mirror_plus_pending_is_source" in built.stdout
         assert "PASS paired_mirror_is_view" in built.stdout
+        assert "PASS events_audit_has_each_event_once" in built.stdout  # an insert-only stream
         assert "consumed" in built.stdout
 
     offsets = newest_versions(server)
@@ -172,7 +174,7 @@ def test_builds_over_spark_connect(server: int, project: Path) -> None:
 
     again = run_dbt_process(project, "run")
     assert again.returncode == 0, again.stdout + again.stderr
-    assert again.stdout.count("no pending changes") == 3, again.stdout
+    assert again.stdout.count("no pending changes") == 4, again.stdout
 
     # A Delta error reaches the user as Delta words it, without the server's JVM stack.
     failed = run_dbt_process(project, "show", "--inline", PAST_LATEST_CHANGES)
