@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel bench-views bench-history bench-files clean
+.PHONY: install jars demo test lint unit functional fuzz bench bench-time-travel bench-views bench-history bench-files bench-appends clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,10 @@ bench-history: install
 # An insert-only stream on a folder of 1,000 Parquet files against reading the new ones by hand:
 bench-files: install
 	$(BIN)/python -m bench.files $(BENCH_ARGS)
+
+# A mirror on insert-only batches (an INSERT, not a MERGE) against the floor MERGE:
+bench-appends: install
+	$(BIN)/python -m bench.appends $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \

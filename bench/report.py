@@ -156,7 +156,8 @@ def write_report(results: list[Any], out: Path) -> None:
         *target_rows(table),
         "",
     ]
-    for part in ("time_travel.md", "views.md", "history.md", "files.md"):  # by bench/<part>.py
+    # written by bench/<part>.py
+    for part in ("time_travel.md", "views.md", "history.md", "files.md", "appends.md"):
         if (out / part).exists():
             lines += [(out / part).read_text()]
     (out / "results.md").write_text("\n".join(lines))

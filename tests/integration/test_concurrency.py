@@ -4,8 +4,8 @@ Both processes share one Hive metastore through a Derby network server (started 
 project's own script) and one warehouse. Each round one process changes the sources and both
 build; each must succeed or fail with "is being consumed by another run", and a plain build
 afterwards must pass the invariant tests: the mirror equals its source, and the append-only
-audit holds every order exactly once, as the events audit (an insert-only stream of a file
-table) holds every row of every landed file.
+audit holds every order exactly once, the events audit (an insert-only stream of a file
+table) every row of every landed file, and a view stream's mirror equals its view.
 """
 
 import os
@@ -63,3 +63,4 @@ def test_two_builds_of_one_consumer_at_once(shared: tuple[Path, dict[str, str]])
         assert "PASS mirror_equals_source" in checked.stdout
         assert "PASS audit_has_each_order_once" in checked.stdout
         assert "PASS events_audit_has_each_event_once" in checked.stdout
+        assert "PASS paired_mirror_is_view" in checked.stdout

@@ -2,10 +2,11 @@
 
 Each round changes the sources and runs a build that kills its own process at one step (after
 pinning, during the write, after the commit but before the registry update), then a build of
-the insert-only stream of a file table killed at the same step (during the write is after its
-new file set was written). A plain build then recovers, and its data tests assert the
-invariants: the mirror equals its source, and the append-only audit holds every order ever
-inserted exactly once, as the events audit holds every row of every landed file.
+the insert-only stream of a file table and one of a view stream, each killed at the same step
+(for the file stream, during the write is after its new file set was written). A plain build
+then recovers, and its data tests assert the invariants: the mirror equals its source, the
+append-only audit holds every order ever inserted exactly once, the events audit every row of
+every landed file, and the view stream's mirror equals its view.
 """
 
 import shutil
@@ -23,6 +24,7 @@ INVARIANTS = (
     "mirror_equals_source",
     "audit_has_each_order_once",
     "events_audit_has_each_event_once",
+    "paired_mirror_is_view",
 )
 
 
@@ -62,10 +64,12 @@ def test_killed_build_then_recovery(project: Path, step: str) -> None:
     )
     assert crashed.returncode == -9, crashed.stdout + crashed.stderr
     wait_for_jvm_exit(project / "metastore")
-    # the round's new files are pending: the file stream's build dies at the same step
-    crashed = run_dbt_process(project, "run", "--select", "events_audit", env={CRASH_ENV: step})
-    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
-    wait_for_jvm_exit(project / "metastore")
+    # the round's changes are pending for the other streams too: the builds of the file
+    # stream and of the view stream die at the same step
+    for model in ("events_audit", "paired_mirror"):
+        crashed = run_dbt_process(project, "run", "--select", model, env={CRASH_ENV: step})
+        assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+        wait_for_jvm_exit(project / "metastore")
 
     recovered = run_dbt_process(project, "build")
     assert recovered.returncode == 0, recovered.stdout + recovered.stderr

@@ -48,24 +48,6 @@ union all
 (select * from source except all select * from applied)
 """
 
-# A view stream over Connect: a dbt view joining the two sources, mirrored, and the mirror
-# equals the view after every build.
-PAIRED_VIEW = """{{ config(materialized='view') }}
-select o.id, o.amount, c.name, c.tier
-from {{ source('raw', 'orders') }} o join {{ source('raw', 'customers') }} c on o.id = c.id
-"""
-PAIRED_MIRROR = """{{ config(materialized='stream_incremental',
-          incremental_strategy='apply_changes', unique_key='id') }}
-select * from {{ stream(ref('paired'), unique_key='id') }}
-"""
-PAIRED_MIRROR_IS_VIEW = """
-(select id, amount, name, tier from {{ ref('paired_mirror') }}
- except all select id, amount, name, tier from {{ ref('paired') }})
-union all
-(select id, amount, name, tier from {{ ref('paired') }}
- except all select id, amount, name, tier from {{ ref('paired_mirror') }})
-"""
-
 
 def server_command(home: Path, port: int) -> list[str]:
     """spark-submit of pyspark's own Spark Connect server, with Delta as a user would run it."""
@@ -118,9 +100,6 @@ def project(tmp_path_factory: pytest.TempPathFactory, server: int) -> Path:
     root = tmp_path_factory.mktemp("connect") / "crash_project"
     shutil.copytree(PROJECT, root)
     (root / "tests" / "mirror_plus_pending_is_source.sql").write_text(MIRROR_PLUS_PENDING)
-    (root / "models" / "paired.sql").write_text(PAIRED_VIEW)
-    (root / "models" / "paired_mirror.sql").write_text(PAIRED_MIRROR)
-    (root / "tests" / "paired_mirror_is_view.sql").write_text(PAIRED_MIRROR_IS_VIEW)
     (root / "profiles.yml").write_text(
         "crash:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
         f"      method: connect\n      host: sc://localhost:{server}\n"

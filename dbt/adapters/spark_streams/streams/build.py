@@ -56,6 +56,7 @@ class StreamBuild:
     registered: dict[str, StreamRecord | None] = field(default_factory=dict)
     committed: tuple[StreamRecord, ...] = ()
     moves: bool = False
+    only_appends: bool = True  # every stream's source only gained rows (streams/appends.py)
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
     schema_reads: SchemaReads = field(default_factory=SchemaReads)
@@ -109,6 +110,7 @@ class BuildPlan:
     rebuild: bool
     drop_existing: bool
     has_changes: bool
+    write_strategy: str = ""  # the strategy whose macro writes the changes
 
 
 def plan(
@@ -128,7 +130,15 @@ def plan(
         rebuild=rebuild,
         drop_existing=existing_is_delta is False,
         has_changes=not rebuild and (build is None or build.has_write),
+        write_strategy=_write_strategy(consumer, build),
     )
+
+
+def _write_strategy(consumer: ConsumerConfig, build: StreamBuild | None) -> str:
+    """The consumer's strategy, except that a mirror of sources that only gained rows since
+    its offsets is written by an INSERT (`append`) instead of a MERGE (streams/appends.py)."""
+    appended = build is not None and bool(build.reads) and build.only_appends
+    return "append" if consumer.strategy == "apply_changes" and appended else consumer.strategy
 
 
 @dataclass(frozen=True)

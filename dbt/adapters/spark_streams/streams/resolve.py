@@ -7,6 +7,7 @@ twice in one build returns the SQL of the first read, so every reference sees th
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from dbt.adapters.spark_streams.streams.appends import only_appends
 from dbt.adapters.spark_streams.streams.build import StreamBuild
 from dbt.adapters.spark_streams.streams.changes import Snapshot
 from dbt.adapters.spark_streams.streams.delta_table import DeltaTable
@@ -79,6 +80,7 @@ def resolve_with_source(
     creating = existing is None or build.recreates_streams
     if existing is not None and not creating:
         history = _read_history(run, build, source, existing, kind)
+        build.only_appends = build.only_appends and only_appends(history)
         source = kind.check_same(run, request.name, existing, source, history)
         build.warnings.extend(
             kind.check_readable(
@@ -93,6 +95,7 @@ def resolve_with_source(
         )
     else:
         source = kind.identify(run, source)
+        build.only_appends = False  # a new stream's initial rows may hold any key
     source = _prepare_source(build, request, source, creating, kind)
     pin = _pin(run, build, source, kind)
     snapshot = _snapshot(request, source, pin)

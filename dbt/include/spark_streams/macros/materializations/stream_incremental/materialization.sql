@@ -33,8 +33,9 @@
     {%- set build_sql = none -%}
   {%- else -%}
     {%- set columns = spark_streams__stream_schema_changes(tmp_relation, existing, columns, consumer.on_schema_change) -%}
-    {#- One macro per strategy, found by name as dbt finds get_incremental_<strategy>_sql. -#}
-    {%- set write_sql = adapter.stream_strategy_macro(context, consumer.strategy) -%}
+    {#- One macro per strategy, found by name as dbt finds get_incremental_<strategy>_sql;
+        a mirror of sources that only gained rows is written by append (streams/appends.py). -#}
+    {%- set write_sql = adapter.stream_strategy_macro(context, plan.write_strategy) -%}
     {%- set build_sql = write_sql(tmp_relation, target_relation, columns, consumer.unique_key) -%}
   {%- endif -%}
 
