@@ -78,9 +78,11 @@ def resolve_with_source(
         existing = None  # taken over: the stream starts over, as if new
     request = _check_key(request, source)
     creating = existing is None or build.recreates_streams
+    appended = False
     if existing is not None and not creating:
         history = _read_history(run, build, source, existing, kind)
-        build.only_appends = build.only_appends and only_appends(history)
+        appended = only_appends(history)
+        build.only_appends = build.only_appends and appended
         source = kind.check_same(run, request.name, existing, source, history)
         build.warnings.extend(
             kind.check_readable(
@@ -103,10 +105,21 @@ def resolve_with_source(
         sql = _new_stream(run, request, source, snapshot, kind)
         build.moves = True
     else:
-        sql = kind.changes_sql(request.rows_mode, snapshot, existing.offset_version + 1)
+        first = existing.offset_version + 1
+        sql = kind.changes_sql(_read_mode(request, appended), snapshot, first)
         build.moves = build.moves or pin.version > existing.offset_version
     build.reads[request.name] = (_record(build, request, source, pin, existing, kind), sql)
     return sql, source
+
+
+def _read_mode(request: StreamRequest, appended: bool) -> str:
+    """The mode the changes are read in. A keyed standard stream whose source only gained
+    rows since its offset reads them as append_only does: with a unique key each appended
+    row is its key's net change (an INSERT), so the netting's window is skipped; the rows,
+    row ids and commit columns are the same."""
+    if request.rows_mode == "standard" and request.unique_key and appended:
+        return "append_only"
+    return request.rows_mode
 
 
 def _no_rows(
