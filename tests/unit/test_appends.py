@@ -43,6 +43,10 @@ def test_anything_else_merges(commits):
     assert not only_appends(history(*commits))
 
 
+def test_versions_pending_but_no_commits_read_merge():
+    assert not only_appends(CommitsSinceOffset("`s`.`t`", 4, 6, ()))
+
+
 def test_a_history_with_a_gap_merges():
     gap = CommitsSinceOffset(
         "`s`.`t`", 4, 7, ({"version": 6, "operation": "WRITE", "isBlindAppend": True},)

@@ -18,7 +18,7 @@ NO_ROW_CHANGE = ("SET TBLPROPERTIES", "UNSET TBLPROPERTIES", "OPTIMIZE")
 def only_appends(history: CommitsSinceOffset) -> bool:
     """Whether every commit after the offset, up to the pin, only appended rows."""
     if not history.commits:
-        return True
+        return history.pin <= history.offset  # nothing pending; else a history not read
     return history.log_is_complete() and all(_appends(commit) for commit in history.commits)
 
 

@@ -81,8 +81,8 @@ def resolve_with_source(
     appended = False
     if existing is not None and not creating:
         history = _read_history(run, build, source, existing, kind)
-        appended = only_appends(history)
-        build.only_appends = build.only_appends and appended
+        build.only_appends = build.only_appends and only_appends(history)
+        appended = bool(history.commits) and only_appends(history)
         source = kind.check_same(run, request.name, existing, source, history)
         build.warnings.extend(
             kind.check_readable(
