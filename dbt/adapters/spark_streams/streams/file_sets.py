@@ -78,9 +78,8 @@ class FileSets:
     def header(self, stream: str, set_id: str) -> FileSet | None:
         """The stored set `set_id` of `stream`, or None if it is missing."""
         rows = self.run(
-            f"select location, unix_millis(recorded_at) as recorded_ms from {self.table} "
-            f"where stream = {string_literal(stream)} and set_id = {string_literal(set_id)} "
-            f"and path = {HEADER} limit 1"
+            f"select location, unix_millis(recorded_at) as recorded_ms from "
+            f"{self._rows(stream, set_id)} and path = {HEADER} limit 1"
         )
         if not rows:
             return None
@@ -90,17 +89,12 @@ class FileSets:
         """The (path, size, modified) rows of a set; none for no set."""
         if set_id is None:
             return "select '' as path, 0L as size, cast(null as timestamp) as modified where false"
-        return (
-            f"select path, size, modified from {self.table} where stream = "
-            f"{string_literal(stream)} and set_id = {string_literal(set_id)} and path <> {HEADER}"
-        )
+        rows = self._rows(stream, set_id)
+        return f"select path, size, modified from {rows} and path <> {HEADER}"
 
     def consumed_now(self, stream: str, set_id: str) -> str:
         """The (path, size, modified) rows a set's build consumed."""
-        return (
-            f"select path, size, modified from {self.table} where stream = "
-            f"{string_literal(stream)} and set_id = {string_literal(set_id)} and consumed_now"
-        )
+        return f"select path, size, modified from {self._rows(stream, set_id)} and consumed_now"
 
     def pending(
         self, table: FileTable, stream: str, old: str | None, candidate: str, limit: int
@@ -114,9 +108,8 @@ class FileSets:
             f"limit {limit})"
         )
         header = (
-            f"select 'set', location, 0L, unix_millis(recorded_at) from {self.table} where "
-            f"stream = {string_literal(stream)} and set_id = {string_literal(old or '')} "
-            f"and path = {HEADER}"
+            f"select 'set', location, 0L, unix_millis(recorded_at) from "
+            f"{self._rows(stream, old or '')} and path = {HEADER}"
         )
         rows = read_listing(self.run, table, stream, f"{files} union all {header}")
         entries = [
@@ -140,33 +133,42 @@ class FileSets:
     ) -> str:
         """The statement writing set `new`: the listed files of set `old`, plus the files this
         build consumes (`consume`, marked consumed_now) or records unread (`skip`)."""
-        values = (
-            f"{string_literal(stream)}, {string_literal(new)}, {string_literal(table.location)}"
-        )
-        return (
-            f"insert into {self.table} select {values}, path, size, modified, consumed_now, "
-            f"now() from (select {HEADER} as path, 0L as size, cast(null as timestamp) as "
-            f"modified, false as consumed_now union all select l.path, l.size, l.modified, "
-            f"o.path is null and ({consume}) from ({table.listing_sql()}) l left join "
-            f"({self.files_of(stream, old)}) o on {_same_file('l', 'o')} "
-            f"where o.path is not null or ({consume}) or ({skip}))"
-        )
+        return self._insert_set(
+            table, stream, new,
+            f"select l.path, l.size, l.modified, o.path is null and ({consume}) from "
+            f"({table.listing_sql()}) l left join ({self.files_of(stream, old)}) o on "
+            f"{_same_file('l', 'o')} where o.path is not null or ({consume}) or ({skip})",
+        )  # fmt: skip
 
     def extend_sql(
         self, table: FileTable, stream: str, old: str, new: str, consumed: list[FileEntry]
     ) -> str:
         """The statement writing set `new` as set `old` plus the `consumed` files, without
         listing the folder again (files removed since stay in it until a listed write)."""
+        named = ", ".join(f"({entry.literal()[1:-1]}, true)" for entry in consumed)
+        return self._insert_set(
+            table, stream, new,
+            f"select path, size, modified, false from ({self.files_of(stream, old)}) "
+            f"union all select * from values {named} as _new(path, size, modified, consumed_now)",
+        )  # fmt: skip
+
+    def _insert_set(self, table: FileTable, stream: str, new: str, files: str) -> str:
+        """The statement writing set `new`: its header row and `files` (path, size, modified,
+        consumed_now), all recorded now."""
         values = (
             f"{string_literal(stream)}, {string_literal(new)}, {string_literal(table.location)}"
         )
-        named = ", ".join(f"({entry.literal()[1:-1]}, true)" for entry in consumed)
         return (
             f"insert into {self.table} select {values}, path, size, modified, consumed_now, "
             f"now() from (select {HEADER} as path, 0L as size, cast(null as timestamp) as "
-            f"modified, false as consumed_now union all select path, size, modified, false "
-            f"from ({self.files_of(stream, old)}) union all select * from values {named} "
-            "as _new(path, size, modified, consumed_now))"
+            f"modified, false as consumed_now union all {files})"
+        )
+
+    def _rows(self, stream: str, set_id: str) -> str:
+        """The table, filtered to one set's rows (a WHERE clause to extend with `and`)."""
+        return (
+            f"{self.table} where stream = {string_literal(stream)} "
+            f"and set_id = {string_literal(set_id)}"
         )
 
     def cleanup_sql(self, stream: str, committed: FileSet) -> str:
