@@ -44,23 +44,24 @@ class FileTable:
         )
         if self.partitions is None:
             return listing
-        folders = ", ".join(string_literal(folder) for folder in self.partitions) or "null"
-        return f"select * from ({listing}) where {self._folder_sql()} in ({folders})"
+        return f"select * from ({listing}) where {self._in_listed_folder()}"
 
     def unlisted_sql(self) -> str | None:
         """How many files sit in partition folders the catalog does not list (yet)."""
         if self.partitions is None:
             return None
-        folders = ", ".join(string_literal(folder) for folder in self.partitions) or "null"
         return (
             f"select count(*) as files from binaryFile.{quote(self.location)} "
-            f"where not ({self._folder_sql()} in ({folders}))"
+            f"where not ({self._in_listed_folder()})"
         )
 
-    def _folder_sql(self) -> str:
-        """A listed file's partition folder relative to the location (`k=v` or `a=1/b=2`)."""
+    def _in_listed_folder(self) -> str:
+        """Whether a listed file's partition folder, relative to the location (`k=v` or
+        `a=1/b=2`), is one the catalog registers (none registered: no file is)."""
         prefix = string_literal(self.location.rstrip("/") + "/")
-        return f"regexp_replace(substring(path, length({prefix}) + 1), '/[^/]*$', '')"
+        folder = f"regexp_replace(substring(path, length({prefix}) + 1), '/[^/]*$', '')"
+        folders = ", ".join(string_literal(name) for name in self.partitions or ()) or "null"
+        return f"{folder} in ({folders})"
 
 
 def describe_file_table(run: RunSql, schema: str, identifier: str, stream: str) -> FileTable:
@@ -71,14 +72,14 @@ def describe_file_table(run: RunSql, schema: str, identifier: str, stream: str) 
     name = quote_path(schema, identifier)
     try:
         described = run(f"describe table extended {name}")
-        if (detailed_info(described, "Provider") or "delta").lower() != "delta":
+        provider = (detailed_info(described, "Provider") or "").lower()
+        if provider not in ("", "delta"):
             run(f"refresh table {name}")
     except Exception as exc:
         raise StreamError(
             f"Stream {stream}: cannot read source {name} ({exc}). Check that the table exists "
             "and that source()/ref() points to it."
         ) from exc
-    provider = (detailed_info(described, "Provider") or "").lower()
     if not provider and is_view(run, schema, identifier):
         raise StreamError(
             f"Stream {stream}: source {schema}.{identifier} is a view; mode 'insert_only' reads "
