@@ -8,11 +8,14 @@ Spark (embedded: `newSession()`, which shares the context, catalog and cache; Sp
 new server session), and what one build sets is never seen by another's statements.
 """
 
+from typing import Any
+
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt.adapters.spark.session import SessionConnectionWrapper
 from pyspark.sql import SparkSession
 
+from dbt.adapters.spark_streams.bindings import spark_literal
 from dbt.adapters.spark_streams.credentials import (
     LOCAL_METHODS,
     SparkStreamsCredentials,
@@ -41,6 +44,11 @@ class StreamsConnectionWrapper(SessionConnectionWrapper):
     """dbt-spark's session wrapper; closing it also releases a Spark Connect session."""
 
     handle: BoundConnection
+
+    @classmethod
+    def _fix_binding(cls, value: Any) -> str:
+        """A bound value (a seed's cell) as a Spark SQL literal (see bindings.py)."""
+        return spark_literal(value)
 
     def close(self) -> None:
         """Close the cursor, then release the connection's own session where it has one."""

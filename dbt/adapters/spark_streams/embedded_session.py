@@ -90,6 +90,9 @@ def session_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": str(warehouse_path(creds)),
+        # A table created without USING (a hook's CREATE TABLE ... AS, a seed or snapshot
+        # without file_format) is a Delta table, which streams, MERGE and UPDATE need.
+        "spark.sql.sources.default": "delta",
         **metastore_confs(creds, metastore),
         "spark.driver.extraJavaOptions": " ".join(
             [f"-Dderby.system.home={metastore}", jvm_options(creds)]

@@ -4,9 +4,10 @@ from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.base import BaseRelation
-from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.base.impl import AdapterTrackingRelationInfo, ConstraintSupport
 from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.spark import SparkAdapter, SparkColumn
+from dbt_common.contracts.constraints import ConstraintType
 
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
@@ -23,6 +24,14 @@ class SparkStreamsAdapter(StreamMethods, SparkAdapter):
     """Everything dbt-spark does, on a session this adapter builds; streams build on it."""
 
     ConnectionManager = SparkStreamsConnectionManager
+
+    # Delta enforces NOT NULL and CHECK (macros/contracts.sql creates them before the rows
+    # are written); it has no unique, primary or foreign keys.
+    CONSTRAINT_SUPPORT = {
+        **SparkAdapter.CONSTRAINT_SUPPORT,
+        ConstraintType.check: ConstraintSupport.ENFORCED,
+        ConstraintType.not_null: ConstraintSupport.ENFORCED,
+    }
 
     @classmethod
     def type(cls) -> str:

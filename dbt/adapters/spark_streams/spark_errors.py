@@ -32,6 +32,14 @@ FORMATTING_CALL = "SparkThrowableHelper.getMessage"
 STACK_TRACE = "\n\nJVM stacktrace:\n"
 # Spark Connect's prefix for a Java exception the client has no class for.
 JAVA_CLASS_PREFIX = re.compile(r"^\([\w.$]+\) (?=\[)")
+# Derby's error when the Hive metastore stores a view's text in its LONG VARCHAR columns.
+DERBY_VIEW_TEXT_LIMIT = "truncation error was encountered trying to shrink LONG VARCHAR"
+VIEW_TOO_LONG = (
+    "This view's SQL is longer than the 32,700 characters a Hive metastore on Derby can store "
+    "(the embedded session's metastore and the shared Derby metastore both are). Materialize "
+    "the model as a table, split its SQL into several view models, or point Spark at a "
+    "metastore on MySQL or PostgreSQL."
+)
 
 
 @contextmanager
@@ -54,10 +62,17 @@ def spark_error_message(exc: BaseException) -> str | None:
     error). A raw Py4J error is reduced to its Java exception's message."""
     error = _spark_error(exc)
     if isinstance(error, Py4JJavaError):
-        return _java_message(error)
+        return _explained(_java_message(error))
     if isinstance(error, PySparkException):
-        return JAVA_CLASS_PREFIX.sub("", str(error).split(STACK_TRACE, 1)[0])
+        return _explained(JAVA_CLASS_PREFIX.sub("", str(error).split(STACK_TRACE, 1)[0]))
     return None
+
+
+def _explained(message: str | None) -> str | None:
+    """A metastore error the user cannot act on as Spark words it, said in their terms."""
+    if message and DERBY_VIEW_TEXT_LIMIT in message:
+        return VIEW_TOO_LONG
+    return message
 
 
 def _spark_error(exc: BaseException) -> BaseException:

@@ -107,6 +107,11 @@ class ConsumerConfig:
         return self.history is not None
 
     @property
+    def history_columns(self) -> list[str]:
+        """The period columns the history strategy adds to the target (none otherwise)."""
+        return [self.history.valid_from, self.history.valid_to] if self.history else []
+
+    @property
     def first_build_inserts_only(self) -> bool:
         """A mirror's first build keeps the stream's INSERT rows (its initial rows) only."""
         return self.strategy == "apply_changes"
