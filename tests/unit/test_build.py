@@ -21,11 +21,14 @@ from dbt.adapters.spark_streams.streams.consumer_config import ConsumerConfig
 from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
 from dbt.adapters.spark_streams.streams.registry import Registry
 from dbt.adapters.spark_streams.streams.run_sql import Row
+from dbt.adapters.spark_streams.streams.write_counts import WriteCounts
 from tests.unit.test_registry_queue import record
 
 CONSUMER = "model.shop.orders_mirror"
 TARGET = "`shop`.`orders_mirror`"
 WRITE = f"merge into {TARGET} using changes"
+# What Delta's history says a MERGE wrote (its operationMetrics, as strings).
+WRITE_METRICS = {"numTargetRowsInserted": "4", "numTargetRowsUpdated": "1", "numOutputRows": "5"}
 CONFIG = ConsumerConfig.from_model_config("orders_mirror", {"unique_key": "id"})
 
 
@@ -45,7 +48,11 @@ class FakeSpark:
         if sql == WRITE and self.lands:
             self.history.insert(0, BuildCommit.from_user_metadata(self.metadata))
         if sql.startswith(f"describe history {TARGET}"):
-            return [{"userMetadata": c.user_metadata()} for c in self.history if c]
+            return [
+                {"userMetadata": c.user_metadata(), "operationMetrics": WRITE_METRICS}
+                for c in self.history
+                if c
+            ]
         return []
 
 
@@ -126,9 +133,12 @@ def test_finish_commits_the_offsets_with_the_write() -> None:
         source_writes=[("alter table src set tblproperties (x = 1)", "CDF on")],
         committed=(record("orders_mirror__orders", 6, offset=8),),
     )
-    message = finish(env, CONSUMER, build, WRITE, {"spark.sql.files.maxRecordsPerFile": "3"})
+    outcome = finish(env, CONSUMER, build, WRITE, {"spark.sql.files.maxRecordsPerFile": "3"})
 
-    assert message == "OK, consumed orders_mirror__orders"
+    assert (
+        outcome.message == "OK, consumed orders_mirror__orders: 4 inserted, 1 updated, 0 deleted"
+    )
+    assert outcome.counts == WriteCounts(inserted=4, updated=1, deleted=0)
     assert writes == ["alter table src set tblproperties (x = 1)"]
     assert steps.seen == ["during_write", "after_commit"]
     write_at = spark.statements.index(WRITE)
@@ -160,7 +170,7 @@ def test_nothing_pending_writes_nothing_and_queues_the_committed_offsets() -> No
     spark = FakeSpark()
     env, registry, steps, _ = env_for(spark)
     build = build_for(committed=(record("orders_mirror__orders", 3),))
-    assert finish(env, CONSUMER, build, None, {}) == "OK, no pending changes"
+    assert finish(env, CONSUMER, build, None, {}).message == "OK, no pending changes"
     assert spark.statements == [] and steps.seen == []
     assert registry.has_queued()
 
@@ -169,8 +179,9 @@ def test_a_dry_run_marks_the_target_it_creates_and_moves_no_offset() -> None:
     spark = FakeSpark()
     env, registry, steps, _ = env_for(spark)
     build = build_for(exists=False, dry_run=True, last_txn_version=2)
-    message = finish(env, CONSUMER, build, WRITE, {})
-    assert message == "OK, --empty: target created empty, nothing consumed"
+    outcome = finish(env, CONSUMER, build, WRITE, {})
+    assert outcome.message == "OK, --empty: target created empty, nothing consumed"
+    assert outcome.counts is None
     [marked] = spark.history
     assert marked.fresh_target and marked.records == () and marked.txn_version == 2
     assert steps.seen == [] and not registry.has_queued()

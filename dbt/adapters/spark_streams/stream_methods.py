@@ -17,6 +17,8 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
+from dbt.adapters.spark_streams.build_response import StreamBuildResponse
+from dbt.adapters.spark_streams.stream_listing import format_streams
 from dbt.adapters.spark_streams.streams.build import (
     BuildEnv,
     BuildPlan,
@@ -37,6 +39,7 @@ from dbt.adapters.spark_streams.streams.faults import at_step
 from dbt.adapters.spark_streams.streams.file_sets import FileSets
 from dbt.adapters.spark_streams.streams.file_stream import resolve_file_stream
 from dbt.adapters.spark_streams.streams.file_table import FILES_SOURCE_TYPE
+from dbt.adapters.spark_streams.streams.freshness import freshness_failures
 from dbt.adapters.spark_streams.streams.interval import (
     ChangesRequest,
     changes_sql,
@@ -342,8 +345,8 @@ class StreamMethods(metaclass=AdapterMeta):
         build = self._builds().pop((get_invocation_id(), node_id), None)
         self._node_pins.pop((get_invocation_id(), node_id), None)
         env = BuildEnv(self.run_rows, self._registry(), self._write_source, at_step)
-        message = finish(env, node_id, build, statement, write_confs(file_rows))
-        return AdapterResponse(_message=message)
+        outcome = finish(env, node_id, build, statement, write_confs(file_rows))
+        return StreamBuildResponse.of(outcome)
 
     def _write_source(self, statement: str, message: str) -> None:
         """A source write a build planned (Change Data Feed on, retention extended).
@@ -402,6 +405,25 @@ class StreamMethods(metaclass=AdapterMeta):
             {**stream_status(self.run_rows, r, sets), "owner_gone": r.consumer not in consumers}
             for r in records
         ]
+
+    @available
+    def stream_freshness(
+        self,
+        relation: BaseRelation,
+        warn_after_hours: float | None = None,
+        error_after_hours: float | None = None,
+    ) -> list[dict[str, str]]:
+        """The stream_fresh test's failing rows for the model `relation` (freshness.py)."""
+        target = f"{relation.schema}.{relation.identifier}"
+        now = datetime.now()
+        return freshness_failures(
+            self.stream_records(), target, warn_after_hours, error_after_hours, now
+        )
+
+    @available
+    def format_streams(self, streams: list[dict[str, Any]], output_format: str) -> str:
+        """show_streams' output: an aligned table, or JSON lines (stream_listing.py)."""
+        return format_streams(streams, output_format)
 
     @available
     def drop_stream(self, name: str, project_consumers: list[str]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 Each consumer mirrors its own source, and the sources go stale in every way Delta allows.
 """
 
+import json
 import time
 
 import pytest
@@ -31,6 +32,21 @@ MIRROR = """
 {{{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
             unique_key='id', max_data_extension_time={days}) }}}}
 select id, v, metadata_action, metadata_isupdate from {{{{ stream(source('shop', '{case}')) }}}}
+"""
+
+FRESHNESS_TESTS = """
+version: 2
+models:
+  - name: short_mirror
+    data_tests: [stream_fresh]
+  - name: soon_mirror
+    data_tests:
+      - stream_fresh:
+          arguments: {warn_after_hours: 24, error_after_hours: 6}
+  - name: renamed_mirror
+    data_tests:
+      - stream_fresh:
+          arguments: {error_after_hours: 1}
 """
 
 RETENTION = {"short": "interval 2 seconds", "soon": "interval 12 hours"}
@@ -73,6 +89,7 @@ class TestStaleness(DeltaProject):
         for case in CASES:
             days = 14 if case == "extended" else 0
             models[f"{case}_mirror.sql"] = MIRROR.format(case=case, days=days)
+        models["freshness.yml"] = FRESHNESS_TESTS
         return models
 
     def test_stale_streams(self, project, capsys):
@@ -105,7 +122,7 @@ class TestStaleness(DeltaProject):
         )
         messages = {result.node.name: result.message for result in results.results}
         status = {result.node.name: str(result.status) for result in results.results}
-        assert messages["renamed_mirror"] == "OK, consumed renamed_mirror__renamed"
+        assert messages["renamed_mirror"].startswith("OK, consumed renamed_mirror__renamed: ")
         assert status == {
             "short_mirror": "error",
             "feed_mirror": "error",
@@ -140,15 +157,30 @@ class TestStaleness(DeltaProject):
         assert offsets(project)["renamed_mirror__renamed"] > built["renamed_mirror__renamed"]
 
         capsys.readouterr()
-        run_dbt(["run-operation", "show_streams"])
+        run_dbt(["run-operation", "show_streams", "--args", "{format: json}"])
         shown = {
-            line.split()[0]: line
-            for line in capsys.readouterr().out.splitlines()
-            if line.startswith("name=")
+            stream["name"]: stream
+            for stream in (
+                json.loads(line)
+                for line in capsys.readouterr().out.splitlines()
+                if line.startswith("{")
+            )
         }
-        assert "stale=true" in shown["name=short_mirror__short"]
-        assert "stale=true" in shown["name=recreated_mirror__recreated"]
-        assert "stale=false stale_after=-" in shown["name=renamed_mirror__renamed"]
+        assert shown["short_mirror__short"]["stale"] is True
+        assert shown["recreated_mirror__recreated"]["stale"] is True
+        assert shown["renamed_mirror__renamed"]["stale"] is False
+        assert shown["renamed_mirror__renamed"]["stale_after"] is None
+
+        # stream_fresh: short is stale (an error), soon goes stale within a day (a warning:
+        # 12 hours' retention, a change pending), renamed has nothing pending (passes).
+        project.run_sql(f"update {schema}.soon set v = 'again' where id = 2")
+        tested = run_dbt(["test"], expect_pass=False)
+        verdicts = {r.node.attached_node.split(".")[-1]: str(r.status) for r in tested}
+        assert verdicts == {
+            "short_mirror": "fail",
+            "soon_mirror": "warn",
+            "renamed_mirror": "pass",
+        }
 
         run_dbt(["run", "--full-refresh", "--select", "short_mirror", "replaced_mirror"])
         assert rows(project, "short_mirror") == [(1, "changed"), (2, "b")]

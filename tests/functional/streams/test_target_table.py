@@ -222,10 +222,20 @@ class TestRegistryRollForward(DeltaProject):
         schema = project.test_schema
         project.run_sql(f"create table {schema}.customers (id int, name string) using delta")
         project.run_sql(f"insert into {schema}.customers values (1, 'Ann')")
-        run_dbt(["run"])  # offset 1 (version 2 turns Change Data Feed on), transaction 1
+        [first] = run_dbt(["run"])  # offset 1 (version 2 turns Change Data Feed on), txn 1
         project.run_sql(f"insert into {schema}.customers values (2, 'Bob')")
-        run_dbt(["run"])  # offset 3, transaction 2
+        [second] = run_dbt(["run"])  # offset 3, transaction 2
         assert self.registered(project) == [(3, 2)]
+        # The result line and run_results.json say what each write did (Delta's metrics).
+        consumed = "OK, consumed mirror__customers: "
+        assert first.message == consumed + "1 inserted, 0 updated, 0 deleted"
+        assert second.adapter_response == {
+            "_message": consumed + "1 inserted, 0 updated, 0 deleted",
+            "rows_affected": 1,
+            "rows_inserted": 1,
+            "rows_updated": 0,
+            "rows_deleted": 0,
+        }
 
         self.lose_newest_registry_row(project)
         assert self.registered(project) == [(1, 1)]
@@ -235,7 +245,8 @@ class TestRegistryRollForward(DeltaProject):
 
         self.lose_newest_registry_row(project)
         project.run_sql(f"update {schema}.customers set name = 'Bo' where id = 2")
-        run_dbt(["run"])  # offsets and transaction from the target's commit, not the registry
+        [third] = run_dbt(["run"])  # offsets and transaction from the target, not the registry
         assert self.registered(project) == [(4, 3)]
+        assert third.message == consumed + "0 inserted, 1 updated, 0 deleted"
         rows = project.run_sql(f"select id, name from {schema}.mirror order by id", fetch="all")
         assert [tuple(row) for row in rows] == [(1, "Ann"), (2, "Bo")]

@@ -31,8 +31,17 @@ from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import RunSql
 from dbt.adapters.spark_streams.streams.schema_changes import SchemaReads
 from dbt.adapters.spark_streams.streams.source import SourceVersion
+from dbt.adapters.spark_streams.streams.write_counts import WriteCounts
 
 AtStep = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """dbt's result line for the build, and what its write did when it consumed streams."""
+
+    message: str
+    counts: WriteCounts | None = None
 
 
 @dataclass
@@ -153,18 +162,18 @@ class BuildEnv:
 
 def finish(
     env: BuildEnv, node_id: str, build: StreamBuild | None, statement: str | None, confs: dict
-) -> str:
+) -> BuildOutcome:
     """Run the build's one write with the streams' new offsets in the same Delta commit, and
-    return dbt's message for it. No statement: nothing was pending, and nothing is written."""
+    return dbt's result for it. No statement: nothing was pending, and nothing is written."""
     if build is not None and build.dry_run:
-        return _finish_dry_run(env, node_id, build, statement, confs)
+        return BuildOutcome(_finish_dry_run(env, node_id, build, statement, confs))
     if statement is None:
         if build is not None:
             env.registry.queue_if_behind(build.committed)
-        return "OK, no pending changes"
+        return BuildOutcome("OK, no pending changes")
     if build is None or not build.reads:
         run_with_confs(env.run, statement, confs)
-        return "OK"
+        return BuildOutcome("OK")
     for source_write, message in build.source_writes:
         env.write_source(source_write, message)
     records = [record for record, _ in build.reads.values()]
@@ -175,15 +184,18 @@ def finish(
     # The write runs the change read: a read across a source's schema change may need
     # Delta's schema check off, for this statement only (streams/schema_changes.py).
     reported = run_with_commit(env.run, statement, commit, {**confs, **build.schema_reads.confs})
-    if not reported:
+    if reported:
+        counts = WriteCounts.from_merge_row(reported[0])
+    else:
         # A MERGE that commits reports its metrics row, and one Delta skipped as already
         # applied reports nothing; other writes report nothing either way, so the target's
-        # history decides.
-        verify_landed(env.run, build.target, commit)
+        # history decides (and holds their counts).
+        counts = verify_landed(env.run, build.target, commit)
     env.at_step("after_commit")
     env.registry.queue(stamped)
     env.registry.queue_if_behind(build.committed)
-    return f"OK, consumed {', '.join(record.name for record in stamped)}"
+    names = ", ".join(record.name for record in stamped)
+    return BuildOutcome(f"OK, consumed {names}: {counts.summary()}", counts)
 
 
 def _finish_dry_run(

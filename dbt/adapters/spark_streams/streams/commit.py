@@ -18,6 +18,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
 from dbt.adapters.spark_streams.streams.quoting import quote
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
+from dbt.adapters.spark_streams.streams.write_counts import WriteCounts
 
 MARKER = "dbt_spark_streams"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -142,15 +143,22 @@ def run_with_commit(
 
 def stream_commits(run: RunSql, target: str) -> list[BuildCommit]:
     """The stream builds among the target's recent commits, newest first."""
+    return [commit for commit, _ in _stream_history(run, target)]
+
+
+def _stream_history(run: RunSql, target: str) -> list[tuple[BuildCommit, Row]]:
+    """The stream builds among the target's recent commits with their history rows."""
     history = run(f"describe history {target} limit {HISTORY_DEPTH}")
-    found = (BuildCommit.from_user_metadata(row.get("userMetadata")) for row in history)
-    return [commit for commit in found if commit is not None]
+    found = ((BuildCommit.from_user_metadata(row.get("userMetadata")), row) for row in history)
+    return [(commit, row) for commit, row in found if commit is not None]
 
 
-def verify_landed(run: RunSql, target: str, commit: BuildCommit) -> None:
-    """Fail if the write was skipped because another run committed this version first."""
-    if any(c.build_id == commit.build_id for c in stream_commits(run, target)):
-        return
+def verify_landed(run: RunSql, target: str, commit: BuildCommit) -> WriteCounts:
+    """The counts of the build's commit; fail if the write was skipped because another run
+    committed this version first."""
+    for landed, row in _stream_history(run, target):
+        if landed.build_id == commit.build_id:
+            return WriteCounts.from_operation_metrics(row.get("operationMetrics"))
     raise consumed_elsewhere(
         commit,
         f"Delta skipped transaction {commit.txn_version} of {app_id(commit.consumer)} on {target}",
