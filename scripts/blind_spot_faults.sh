@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Injects each fault tests/functional/streams/test_blind_spots.py guards against, one at a
 # time, runs the test that must catch it, and restores the code. Every line must say "failed".
-cd /work/main
+set -u
+cd "$(dirname "$0")/.."
+TMPDIR_FAULTS=$(mktemp -d)
 T=tests/functional/streams/test_blind_spots.py
 run() { timeout 900 .venv/bin/pytest -q -p no:logging $T -k "$1" 2>&1 | grep -E "passed|failed" | tail -1; }
 # fault 1: the source version re-read at every reference
-cp dbt/adapters/spark_streams/streams/resolve.py /tmp/f1.bak
+cp dbt/adapters/spark_streams/streams/resolve.py "$TMPDIR_FAULTS"/f1.bak
 python3 - <<'PY'
 p='dbt/adapters/spark_streams/streams/resolve.py'
 s=open(p).read()
@@ -18,9 +20,9 @@ s=s.replace("history = kind.history(run, source, existing, build.pins.get(source
 open(p,'w').write(s)
 PY
 echo "fault 1 (repeatable read): $(run commit_during)"
-cp /tmp/f1.bak dbt/adapters/spark_streams/streams/resolve.py
+cp "$TMPDIR_FAULTS"/f1.bak dbt/adapters/spark_streams/streams/resolve.py
 # fault 2: the whole-history read dropped
-cp dbt/adapters/spark_streams/streams/staleness.py /tmp/f2.bak
+cp dbt/adapters/spark_streams/streams/staleness.py "$TMPDIR_FAULTS"/f2.bak
 python3 - <<'PY'
 p='dbt/adapters/spark_streams/streams/staleness.py'
 s=open(p).read()
@@ -28,9 +30,9 @@ s=s.replace('''        rows = run(f"describe history {source}")''','''        pa
 open(p,'w').write(s)
 PY
 echo "fault 2 (history page): $(run history_page)"
-cp /tmp/f2.bak dbt/adapters/spark_streams/streams/staleness.py
+cp "$TMPDIR_FAULTS"/f2.bak dbt/adapters/spark_streams/streams/staleness.py
 # fault 3: only the deleted-files retention raised
-cp dbt/adapters/spark_streams/streams/retention.py /tmp/f3.bak
+cp dbt/adapters/spark_streams/streams/retention.py "$TMPDIR_FAULTS"/f3.bak
 python3 - <<'PY'
 p='dbt/adapters/spark_streams/streams/retention.py'
 s=open(p).read()
@@ -38,5 +40,5 @@ s=s.replace("for key, have in ((DELETED_FILES, current.deleted_files), (LOG, cur
 open(p,'w').write(s)
 PY
 echo "fault 3 (log retention): $(run log_retention)"
-cp /tmp/f3.bak dbt/adapters/spark_streams/streams/retention.py
+cp "$TMPDIR_FAULTS"/f3.bak dbt/adapters/spark_streams/streams/retention.py
 git status --short dbt/
