@@ -26,6 +26,7 @@ logger = AdapterLogger("SparkStreams")
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 START_LOCK = threading.Lock()
+_STARTED: SparkSession | None = None
 DERBY_CLIENT_DRIVER = "org.apache.derby.jdbc.ClientDriver"
 
 
@@ -210,10 +211,23 @@ def _jvm_output_to(log_file: Path) -> Iterator[None]:
 
 
 def start_embedded_session(creds: SparkStreamsCredentials) -> SparkSession:
-    """The process's one SparkSession: an existing one is reused, else one is built."""
+    """The process's one SparkSession: an existing one is reused, else one is built.
+
+    The session is kept here: Spark's active session is per thread, and a dbt thread that
+    asked Spark for it found none and went through a start again (redirecting the process's
+    output while other threads printed).
+    """
+    global _STARTED
     with START_LOCK:
-        active = SparkSession.getActiveSession()
-        return active if active is not None else _build_session(creds)
+        if _STARTED is None or _stopped(_STARTED):
+            active = SparkSession.getActiveSession()
+            _STARTED = active if active is not None else _build_session(creds)
+        return _STARTED
+
+
+def _stopped(session: SparkSession) -> bool:
+    """A session whose SparkContext was stopped (its Java context is gone)."""
+    return session.sparkContext._jsc is None
 
 
 def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
@@ -263,15 +277,14 @@ def _start(creds: SparkStreamsCredentials, confs: dict[str, str]) -> SparkSessio
 
 @contextmanager
 def _spark_home_set() -> Iterator[None]:
-    """SPARK_HOME for the launch, so spark-submit need not start a Python to find it."""
-    if os.environ.get("SPARK_HOME") or not jar_cache.fast_start_enabled():
-        yield
-        return
-    os.environ["SPARK_HOME"] = str(cds.spark_home())
-    try:
-        yield
-    finally:
-        os.environ.pop("SPARK_HOME", None)
+    """SPARK_HOME for the launch, so spark-submit need not start a Python to find it.
+
+    It stays set (to PySpark's own home, which PySpark would find anyway): taking it away
+    after the start raced with a thread reading it ("'SPARK_HOME'" as a build's error).
+    """
+    if not os.environ.get("SPARK_HOME") and jar_cache.fast_start_enabled():
+        os.environ["SPARK_HOME"] = str(cds.spark_home())
+    yield
 
 
 def _cds_archive(confs: dict[str, str]) -> cds.Archive | None:
