@@ -1,33 +1,33 @@
-"""Streams over Spark Connect (`method: connect`): the same builds, against a real server.
+"""Streams over Spark Connect (`method: connect`) on a real cluster of separate processes.
 
-The test starts a Spark Connect server with Delta (pyspark ships the server; the Delta jars
-come the way the embedded session gets them), points the crash project at it and builds it
-round after round as separate dbt processes: the data tests assert the mirror equals its
-source, the audit holds every order once (and the events audit, an insert-only stream of a
-Parquet table, every landed row once) and a view stream's mirror equals its view, and the
-registry must show each table stream's offset at its source's newest version. A query Delta
-rejects must show Delta's error, not the server's stack trace.
+`scripts/cluster.py` starts a Spark standalone master, two workers (one core each), a Spark
+Connect server with Delta attached to the master and a Derby network server holding the Hive
+metastore; every process sees one warehouse. Two projects are built over it as separate dbt
+processes:
+
+- the crash project, round after round: its data tests assert the mirror equals its source,
+  the audit holds every order once (and the events audit, an insert-only stream of a Parquet
+  table, every landed row once) and a view stream's mirror equals its view; the registry must
+  show each table stream's offset at its source's newest version. A query Delta rejects must
+  show Delta's error, not the server's stack trace.
+- the integration project (`threads: 4`), end to end: sources, a build, a batch of changes, a
+  build that fails (a source is away) and moves no offset, the build that consumes the batch
+  once (its data tests pass), and a build with nothing pending.
 """
 
 import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyspark
 import pytest
 from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-from dbt.adapters.spark_streams.embedded_session import DELTA_CATALOG, DELTA_EXTENSION, jar_confs
-from tests.conftest import session_credentials
+from scripts import cluster
 from tests.integration.dbt_process import run_dbt_process
-from tests.integration.ports import free_port
 
 PROJECT = Path(__file__).resolve().parent / "crash_project"
-SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-STARTUP_SECONDS = 300
+SHOP = Path(__file__).resolve().parents[2] / "integration_project"
+SHOP_RUNTIME = ("target", "logs", "spark-warehouse", "metastore", "dbt_packages")
 PAST_LATEST_CHANGES = "select * from table_changes('crash_raw.orders', 999, 1000)"
 # changes() over Connect: the mirror with the changes pending since its stream's offset applied
 # (its DELETEs removed, its INSERTs added) is the source, whether or not the mirror is current.
@@ -49,50 +49,14 @@ union all
 """
 
 
-def server_command(home: Path, port: int) -> list[str]:
-    """spark-submit of pyspark's own Spark Connect server, with Delta as a user would run it."""
-    confs = {
-        **jar_confs(session_credentials(home)),
-        "spark.sql.extensions": DELTA_EXTENSION,
-        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
-        "spark.sql.warehouse.dir": str(home / "warehouse"),
-        "spark.sql.shuffle.partitions": "1",
-        "spark.databricks.delta.snapshotPartitions": "1",
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.ui.enabled": "false",
-    }
-    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    options = [item for key, value in confs.items() for item in ("--conf", f"{key}={value}")]
-    return [str(submit), "--master", "local[2]", "--driver-memory", "1g", "--class",
-            SERVER_CLASS, *options, "spark-internal"]  # fmt: skip
-
-
-def wait_for_port(server: subprocess.Popen, port: int, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"the Spark Connect server exited:\n{log.read_text()[-4000:]}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("localhost", port)) == 0:
-                return
-        time.sleep(1)
-    raise AssertionError(f"no Spark Connect server on port {port}:\n{log.read_text()[-4000:]}")
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    home, port = tmp_path_factory.mktemp("connect-server"), free_port()
-    log = home / "server.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            server_command(home, port), cwd=home, stdout=out, stderr=subprocess.STDOUT
-        )
+    """The cluster's Spark Connect port."""
+    home = tmp_path_factory.mktemp("cluster")
     try:
-        wait_for_port(process, port, log)
-        yield port
+        yield cluster.start(home)["ports"]["connect"]
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        cluster.stop(home)
 
 
 @pytest.fixture(scope="module")
@@ -108,13 +72,15 @@ def project(tmp_path_factory: pytest.TempPathFactory, server: int) -> Path:
     return root
 
 
-def newest_versions(port: int) -> dict[str, tuple[int, int]]:
-    """Per stream in the registry: (its offset, its source's newest version).
+def connect(port: int) -> ConnectSession:
+    """Spark Connect's own builder: pyspark's common one refuses a remote session in a process
+    that already runs an embedded one, as `make test`'s process does."""
+    return ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
 
-    Spark Connect's own builder: pyspark's common one refuses a remote session in a process
-    that already runs an embedded one, as `make test`'s process does.
-    """
-    spark = ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+
+def newest_versions(port: int) -> dict[str, tuple[int, int]]:
+    """Per stream in the registry: (its offset, its source's newest version)."""
+    spark = connect(port)
     try:
         streams = spark.sql(
             "select name, source_table, offset_version from crash.dbt_streams "
@@ -162,3 +128,66 @@ def test_builds_over_spark_connect(server: int, project: Path) -> None:
         failed.stdout
     )
     assert "JVM stacktrace" not in failed.stdout, failed.stdout
+
+
+def shop_offsets(port: int) -> dict[str, int]:
+    spark = connect(port)
+    try:
+        rows = spark.sql("select name, offset_version from shop.dbt_streams").collect()
+        return {row["name"]: row["offset_version"] for row in rows}
+    finally:
+        spark.stop()
+
+
+def on_customers(offsets: dict[str, int]) -> dict[str, int]:
+    """The offsets of the streams that read shop_raw.customers (directly or through a view)."""
+    return {name: offset for name, offset in offsets.items() if "customers" in name}
+
+
+def run_sql(port: int, statement: str) -> None:
+    spark = connect(port)
+    try:
+        spark.sql(statement).collect()
+    finally:
+        spark.stop()
+
+
+def test_integration_project_over_the_cluster(
+    server: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    shop = tmp_path_factory.mktemp("shop-cluster") / "integration_project"
+    shutil.copytree(SHOP, shop, ignore=shutil.ignore_patterns(*SHOP_RUNTIME))
+    (shop / "profiles.yml").write_text(
+        "shop:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
+        f"      method: connect\n      host: sc://localhost:{server}\n"
+        "      schema: shop\n      threads: 4\n"
+    )
+    steps = [("run-operation", "create_shop_sources", "--args", "{customers: 10}"), ("build",)]
+    for step in steps:
+        done = run_dbt_process(shop, *step)
+        assert done.returncode == 0, done.stdout + done.stderr
+    built = shop_offsets(server)
+    assert len(built) == 7, built  # four table streams, one view stream and its two tables
+
+    changed = run_dbt_process(shop, "run-operation", "apply_shop_changes")
+    assert changed.returncode == 0, changed.stdout + changed.stderr
+    run_sql(server, "alter table shop_raw.customers rename to shop_raw.customers_away")
+    failed = run_dbt_process(shop, "build")
+    assert failed.returncode != 0, failed.stdout
+    # The builds reading customers failed and moved none of their offsets (the orders audit,
+    # which does not read customers, consumed its batch).
+    assert on_customers(shop_offsets(server)) == on_customers(built)
+    run_sql(server, "alter table shop_raw.customers_away rename to shop_raw.customers")
+
+    consumed = run_dbt_process(shop, "build")
+    assert consumed.returncode == 0, consumed.stdout + consumed.stderr
+    assert "PASS assert_customers_mirror_matches_source" in consumed.stdout
+    assert "PASS assert_order_customers_mirror_matches_view" in consumed.stdout
+    assert "PASS assert_order_events_logged_once" in consumed.stdout
+    moved = shop_offsets(server)
+    assert all(moved[name] > built[name] for name in ("customers_mirror__customers",)), moved
+
+    again = run_dbt_process(shop, "run")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "consumed" not in again.stdout, again.stdout
+    assert shop_offsets(server) == moved

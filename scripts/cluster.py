@@ -1,0 +1,170 @@
+"""A Spark cluster of separate processes on this machine, to point a `method: connect` profile
+at and for the cluster test: a standalone master, two workers (one core each), a Spark Connect
+server with Delta attached to the master, and a Derby network server holding the Hive
+metastore. Every process sees one warehouse folder.
+
+    python scripts/cluster.py start <dir>   # prints the profile's host: sc://localhost:<port>
+    python scripts/cluster.py stop <dir>
+
+The Connect server gets the confs the embedded session would (Delta's catalog and jars, the
+metastore, the warehouse), so tables built over it read the same as tables built locally.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pyspark
+
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.embedded_session import session_confs
+
+REPO = Path(__file__).resolve().parents[1]
+METASTORE_SERVER = REPO / "scripts" / "metastore-server.sh"
+DERBY_CLIENT = REPO / ".jars" / "derby-server" / "derbyclient-10.16.1.1.jar"
+SPARK_HOME = Path(pyspark.__file__).parent
+CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
+STATE = "cluster.json"
+WORKERS = 2
+STARTUP_SECONDS = 300
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return int(probe.getsockname()[1])
+
+
+def start(home: Path) -> dict:
+    """Start every process (the metastore first, the Connect server last); their pids and
+    ports go to <home>/cluster.json for `stop`."""
+    home.mkdir(parents=True, exist_ok=True)
+    ports = {name: free_port() for name in ("derby", "master", "master_ui", "connect")}
+    state: dict = {"ports": ports, "pids": []}
+    derby = str(ports["derby"])
+    subprocess.run(["bash", str(METASTORE_SERVER), "start", str(home / "metastore"), derby],
+                   check=True, timeout=600)  # fmt: skip
+    master = f"spark://127.0.0.1:{ports['master']}"
+    try:
+        state["pids"].append(_spawn(home, "master", _master_command(ports)))
+        _wait_for_port(home, "master", ports["master"])
+        for worker in range(WORKERS):
+            state["pids"].append(
+                _spawn(home, f"worker-{worker}", _worker_command(home, worker, master))
+            )
+        _wait_for_workers(home, ports["master_ui"])
+        state["pids"].append(_spawn(home, "connect", _connect_command(home, ports, master)))
+        _wait_for_port(home, "connect", ports["connect"])
+    finally:
+        (home / STATE).write_text(json.dumps(state))
+    state["host"] = f"sc://localhost:{ports['connect']}"
+    return state
+
+
+def stop(home: Path) -> None:
+    """Stop what `start` started, the Connect server first."""
+    state_file = home / STATE
+    if not state_file.exists():
+        return
+    state = json.loads(state_file.read_text())
+    for pid in reversed(state["pids"]):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+    derby = str(state["ports"]["derby"])
+    subprocess.run(["bash", str(METASTORE_SERVER), "stop", str(home / "metastore"), derby],
+                   check=False, timeout=120)  # fmt: skip
+    state_file.unlink()
+
+
+def _master_command(ports: dict) -> list[str]:
+    return [str(SPARK_HOME / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
+            "--host", "127.0.0.1", "--port", str(ports["master"]),
+            "--webui-port", str(ports["master_ui"])]  # fmt: skip
+
+
+def _worker_command(home: Path, worker: int, master: str) -> list[str]:
+    return [str(SPARK_HOME / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
+            "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
+            "--work-dir", str(home / f"worker-{worker}"), "--webui-port", str(free_port()),
+            master]  # fmt: skip
+
+
+def _connect_command(home: Path, ports: dict, master: str) -> list[str]:
+    """spark-submit of pyspark's Spark Connect server on the master, with the embedded
+    session's confs for a shared metastore (Delta, its jars, the warehouse)."""
+    creds = SparkStreamsCredentials.from_dict(
+        {
+            "schema": "default",
+            "warehouse_dir": str(home / "warehouse"),
+            "metastore_dir": str(home / "metastore"),
+            "metastore_url": f"jdbc:derby://localhost:{ports['derby']}/metastore_db;create=true",
+            "metastore_driver_jar": str(DERBY_CLIENT),
+            "shuffle_partitions": 2,
+            "driver_memory": "1g",
+        }
+    )
+    confs = {
+        **session_confs(creds),
+        "spark.app.name": "dbt-spark-streams-connect",
+        "spark.connect.grpc.binding.port": str(ports["connect"]),
+        "spark.executor.memory": "512m",
+        "spark.executor.cores": "1",
+        "spark.cores.max": str(WORKERS),
+    }
+    options = [item for key, value in confs.items() for item in ("--conf", f"{key}={value}")]
+    return [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master,
+            "--class", CONNECT_SERVER, *options, "spark-internal"]  # fmt: skip
+
+
+def _spawn(home: Path, name: str, command: list[str]) -> int:
+    """A process in its own group (so `stop` ends its JVM too), output to <name>.log."""
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOG_DIR": str(home / "logs"),
+           "SPARK_WORKER_DIR": str(home / "work"), "SPARK_NO_DAEMONIZE": "1"}  # fmt: skip
+    with (home / f"{name}.log").open("w") as log:
+        process = subprocess.Popen(command, cwd=home, stdout=log, stderr=subprocess.STDOUT,
+                                   env=env, start_new_session=True)  # fmt: skip
+    return process.pid
+
+
+def _wait_for_port(home: Path, name: str, port: int) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("localhost", port)) == 0:
+                return
+        time.sleep(1)
+    log = (home / f"{name}.log").read_text()[-4000:]
+    raise RuntimeError(f"{name} is not listening on port {port}:\n{log}")
+
+
+def _wait_for_workers(home: Path, ui_port: int) -> None:
+    """Until the master counts every worker alive (its web UI's JSON)."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as page:
+                if json.load(page).get("aliveworkers", 0) >= WORKERS:
+                    return
+        except OSError:
+            pass
+        time.sleep(1)
+    logs = "".join((home / f"worker-{i}.log").read_text()[-2000:] for i in range(WORKERS))
+    raise RuntimeError(f"the workers did not register with the master:\n{logs}")
+
+
+if __name__ == "__main__":
+    action, folder = sys.argv[1], Path(sys.argv[2]).resolve()
+    if action == "start":
+        started = start(folder)
+        print(f"Spark cluster up; profile: method: connect, host: {started['host']}")
+    elif action == "stop":
+        stop(folder)
+    else:
+        sys.exit("usage: python scripts/cluster.py start|stop <dir>")
