@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz mutate bench bench-time-travel bench-views bench-history bench-files bench-appends clean
+.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,12 @@ mutate: install
 	rm -rf mutants
 	$(BIN)/mutmut run > mutants.log 2>&1 || (tail -20 mutants.log; exit 1)
 	$(BIN)/mutmut results --all true 2>/dev/null | $(BIN)/python scripts/mutation_report.py
+
+# Random changes and builds (threads 4, failed and killed builds among them) with every target
+# checked after each recovery; about an hour for the default 2,000 steps. Not part of make
+# test. SOAK_ARGS="--seed 7 --steps 200" for a short one.
+soak: install
+	$(BIN)/python -m tests.soak.soak $(SOAK_ARGS)
 
 # Not part of make test: minutes to hours. BENCH_ARGS="--sizes 20000 --reps 1" for a quick look.
 bench: install

@@ -1,0 +1,232 @@
+"""`make soak`: random changes and builds at the scale users run, for as long as asked.
+
+The crash project's four stream models (an `apply_changes` mirror of a standard stream, an
+`append` audit of an append_only stream, an insert-only stream of a Parquet table and a
+mirror of a view stream over a join) are built with `--threads 4`, each build a separate dbt
+process, between batches of random changes to their sources: inserts, updates, updates to the
+same values, deletes, re-keys, MERGEs and overwrites of the customers; new and updated
+orders; new event files. Some builds are made to fail (a pre-hook error) and some are killed
+at a step of the commit protocol; the build after them must recover. After every build that
+should succeed, its data tests compare every target with an independent recomputation from
+the sources (the mirror equals its source, the audit holds every order once, the events audit
+every landed row once, the view mirror equals the view): anything lost or duplicated fails
+them.
+
+    python -m tests.soak.soak --seed 7 --steps 2000
+
+A failure prints the seed, the batch and every statement applied so far, to replay it.
+"""
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbt.adapters.spark_streams.streams.faults import CRASH_ENV, STEPS
+from tests.integration.dbt_process import run_dbt_process
+from tests.integration.test_crash_safety import INVARIANTS, PROJECT, wait_for_jvm_exit
+
+PROFILE = """crash:
+  target: dev
+  outputs:
+    dev:
+      type: spark_streams
+      method: session
+      schema: crash
+      threads: 4
+      warehouse_dir: spark-warehouse
+      metastore_dir: metastore
+      shuffle_partitions: 1
+      driver_memory: 1g
+      jars_dir: "{{ env_var('SPARK_STREAMS_JARS_DIR', '') }}"
+"""
+# Statements a batch hands to one dbt process, and a pre-hook that fails a build on request.
+MACROS = """
+{% macro run_statements(statements) %}
+  {% for statement in statements %}{% do run_query(statement) %}{% endfor %}
+{% endmacro %}
+{% macro fail_if_asked() %}
+  {%- if var('fail', false) -%} select * from injected_failure_no_such_table
+  {%- else -%} select 1 {%- endif -%}
+{% endmacro %}
+"""
+CUSTOMERS = "crash_raw.customers"
+
+
+@dataclass
+class Soak:
+    """What the random changes know of the sources, and the tallies the summary prints."""
+
+    seed: int
+    rng: random.Random = field(init=False)
+    customers: set[int] = field(default_factory=lambda: set(range(1, 21)))
+    next_id: int = 10_000
+    history: list[str] = field(default_factory=list)
+    steps: int = 0
+    builds: int = 0
+    failed: int = 0
+    killed: int = 0
+    checks: int = 0
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def fresh(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def statement(self) -> str:
+        """One random change to the sources (orders keep their ids: the audit counts them)."""
+        kind = self.rng.choice(
+            [
+                "insert",
+                "update",
+                "noop",
+                "delete",
+                "rekey",
+                "merge",
+                "overwrite",
+                "order",
+                "order_update",
+                "event",
+            ]
+        )
+        key = self.rng.choice(sorted(self.customers)) if self.customers else None
+        if kind == "insert" or key is None:
+            new = self.fresh()
+            self.customers.add(new)
+            return f"insert into {CUSTOMERS} values ({new}, 'n{new}', 'basic')"
+        if kind == "update":
+            return f"update {CUSTOMERS} set tier = 'tier{self.rng.randint(1, 9)}' where id = {key}"
+        if kind == "noop":
+            return f"update {CUSTOMERS} set tier = tier where id = {key}"
+        if kind == "delete" and len(self.customers) > 5:
+            self.customers.discard(key)
+            return f"delete from {CUSTOMERS} where id = {key}"
+        if kind == "rekey":
+            new = self.fresh()
+            self.customers.discard(key)
+            self.customers.add(new)
+            return f"update {CUSTOMERS} set id = {new} where id = {key}"
+        if kind == "merge":
+            new = self.fresh()
+            self.customers.add(new)
+            return (
+                f"merge into {CUSTOMERS} t using (select {key} as id, 'm' as name, 'gold' as tier "
+                f"union all select {new}, 'm{new}', 'basic') s on t.id = s.id "
+                "when matched then update set tier = s.tier when not matched then insert *"
+            )
+        if kind == "overwrite":
+            self.customers = {k for k in self.customers if k % 7 != 3} or self.customers
+            return (
+                f"insert overwrite {CUSTOMERS} select id, name, concat(tier, '+') "
+                f"from {CUSTOMERS} where id % 7 <> 3"
+            )
+        if kind == "order":
+            return (
+                f"insert into crash_raw.orders values ({self.fresh()}, {self.rng.randint(1, 99)})"
+            )
+        if kind == "order_update":
+            return f"update crash_raw.orders set amount = amount + 1 where id = {key}"
+        return f"insert into crash_raw.events values ({self.fresh()}, 'soak')"
+
+
+def prepare(root: Path) -> Path:
+    """The crash project with threads 4, the soak's macros and the failure pre-hook."""
+    project = root / "soak_project"
+    shutil.copytree(PROJECT, project)
+    (project / "profiles.yml").write_text(PROFILE)
+    (project / "macros" / "soak.sql").write_text(MACROS)
+    config = (project / "dbt_project.yml").read_text()
+    hooked = config.replace(
+        "models: {+file_format: delta}",
+        'models: {+file_format: delta, +pre-hook: "{{ fail_if_asked() }}"}',
+    )
+    (project / "dbt_project.yml").write_text(hooked)
+    return project
+
+
+def dbt(
+    project: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    return run_dbt_process(project, *args, env=env)
+
+
+def checked_build(project: Path, soak: Soak, batch: int) -> None:
+    """A build that must succeed and pass every invariant."""
+    built = dbt(project, "build")
+    soak.builds += 1
+    missing = [name for name in INVARIANTS if f"PASS {name}" not in built.stdout]
+    if built.returncode != 0 or missing:
+        fail(soak, batch, built.stdout[-6000:])
+    soak.checks += len(INVARIANTS)
+
+
+def fail(soak: Soak, batch: int, output: str) -> None:
+    print(output)
+    print(f"\nSOAK FAILED at batch {batch} (seed {soak.seed}). Statements applied, in order:")
+    print("\n".join(soak.history))
+    sys.exit(1)
+
+
+def run(seed: int, steps: int, root: Path) -> Soak:
+    soak = Soak(seed)
+    project = prepare(root)
+    first = dbt(project, "build", "--vars", "{round: 0}")
+    if first.returncode != 0:
+        fail(soak, 0, first.stdout[-6000:])
+    batch, started = 0, time.monotonic()
+    while soak.steps < steps:
+        batch += 1
+        statements = [soak.statement() for _ in range(soak.rng.randint(10, 40))]
+        applied = dbt(project, "run-operation", "run_statements", "--args",
+                      str({"statements": statements}))  # fmt: skip
+        if applied.returncode != 0:
+            fail(soak, batch, applied.stdout[-6000:])
+        soak.history += statements
+        soak.steps += len(statements)
+        outcome = soak.rng.random()
+        if outcome < 0.15:
+            broken = dbt(project, "run", "--vars", "{fail: true}")
+            soak.builds += 1
+            soak.failed += 1
+            if broken.returncode == 0:
+                fail(soak, batch, "a build with a failing pre-hook succeeded")
+        elif outcome < 0.30:
+            step = soak.rng.choice(STEPS)
+            killed = dbt(project, "run", env={CRASH_ENV: step})
+            soak.builds += 1
+            soak.killed += 1
+            if killed.returncode != -9:
+                fail(soak, batch, f"the build asked to die at {step} did not:\n{killed.stdout}")
+            wait_for_jvm_exit(project / "metastore")
+        checked_build(project, soak, batch)
+        minutes = (time.monotonic() - started) / 60
+        print(f"batch {batch}: {soak.steps} steps, {soak.builds} builds, {minutes:.1f} min",
+              flush=True)  # fmt: skip
+    return soak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
+    parser.add_argument("--steps", type=int, default=2000)
+    options = parser.parse_args()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="soak-") as root:
+        soak = run(options.seed, options.steps, Path(root))
+    minutes = (time.monotonic() - started) / 60
+    print(
+        f"\nSoak passed: seed {options.seed}, {soak.steps} random steps, {soak.builds} builds "
+        f"({soak.failed} made to fail, {soak.killed} killed), {soak.checks} invariant checks "
+        f"after recovery, 0 rows lost or duplicated, {minutes:.0f} minutes."
+    )
+
+
+if __name__ == "__main__":
+    main()
