@@ -108,7 +108,6 @@ def test_stream_models_consume_a_batch_of_changes_once(shop: Path) -> None:
     ]
     assert versions[0][2] == versions[1][1] and versions[1][2] == versions[2][1]
 
-    # The summary ends with the adapter's show_streams.
     # The summary ends with the adapter's show_streams table (name, source, type, mode,
     # consumer, offset, offset_time, stale, stale_after, ...).
     streams = {

@@ -1,5 +1,7 @@
 """Edges of dbt's own interface: stream() in a view, `--empty`, and a consumer that is gone."""
 
+import json
+
 import pytest
 from dbt.tests.util import rm_file, run_dbt, run_dbt_and_capture, write_file
 
@@ -196,11 +198,17 @@ class TestConsumerGone(DeltaProject):
 
         rm_file(models / "first_owner.sql")
         capsys.readouterr()
-        run_dbt(["run-operation", "show_streams"])
+        run_dbt(["run-operation", "show_streams", "--args", "{format: json}"])
         printed = capsys.readouterr().out.splitlines()
-        lines = {line.split()[0]: line for line in printed if line.startswith("name=")}
-        assert "consumer=model.test.first_owner owner_gone=true" in lines["name=shared"]
-        assert "consumer=model.test.keeper owner_gone=false" in lines["name=kept"]
+        shown = {s["name"]: s for s in (json.loads(line) for line in printed if line[:1] == "{")}
+        assert (shown["shared"]["consumer"], shown["shared"]["owner_gone"]) == (
+            "model.test.first_owner",
+            True,
+        )
+        assert (shown["kept"]["consumer"], shown["kept"]["owner_gone"]) == (
+            "model.test.keeper",
+            False,
+        )
 
         project.run_sql(f"insert into {schema}.orders values (3, 'placed')")
         write_file(consumer("shared"), models, "new_owner.sql")
