@@ -65,6 +65,8 @@ class Soak:
     seed: int
     rng: random.Random = field(init=False)
     customers: set[int] = field(default_factory=lambda: set(range(1, 21)))
+    orders: set[int] = field(default_factory=lambda: set(range(1, 31)))
+    events: int = 10
     next_id: int = 10_000
     history: list[str] = field(default_factory=list)
     steps: int = 0
@@ -72,6 +74,7 @@ class Soak:
     failed: int = 0
     killed: int = 0
     checks: int = 0
+    rows_compared: int = 0
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -133,7 +136,14 @@ class Soak:
             )
         if kind == "order_update":
             return f"update crash_raw.orders set amount = amount + 1 where id = {key}"
+        self.events += 1
         return f"insert into crash_raw.events values ({self.fresh()}, 'soak')"
+
+    def target_rows(self) -> int:
+        """The rows the invariant tests compare after a build: the mirror and its source, the
+        audit and the orders, the events audit, the view mirror and the view."""
+        paired = len(self.orders & self.customers)
+        return 2 * len(self.customers) + 2 * len(self.orders) + self.events + 2 * paired
 
 
 def prepare(root: Path) -> Path:
@@ -165,6 +175,7 @@ def checked_build(project: Path, soak: Soak, batch: int) -> None:
     if built.returncode != 0 or missing:
         fail(soak, batch, built.stdout[-6000:])
     soak.checks += len(INVARIANTS)
+    soak.rows_compared += soak.target_rows()
 
 
 def fail(soak: Soak, batch: int, output: str) -> None:
@@ -183,7 +194,7 @@ def run(seed: int, steps: int, root: Path) -> Soak:
     batch, started = 0, time.monotonic()
     while soak.steps < steps:
         batch += 1
-        statements = [soak.statement() for _ in range(soak.rng.randint(10, 40))]
+        statements = [soak.statement() for _ in range(soak.rng.randint(20, 50))]
         applied = dbt(project, "run-operation", "run_statements", "--args",
                       str({"statements": statements}))  # fmt: skip
         if applied.returncode != 0:
@@ -207,7 +218,8 @@ def run(seed: int, steps: int, root: Path) -> Soak:
             wait_for_jvm_exit(project / "metastore")
         checked_build(project, soak, batch)
         minutes = (time.monotonic() - started) / 60
-        print(f"batch {batch}: {soak.steps} steps, {soak.builds} builds, {minutes:.1f} min",
+        print(f"batch {batch}: {soak.steps} steps, {soak.builds} builds ({soak.failed} failed, "
+              f"{soak.killed} killed), {soak.rows_compared} rows compared, {minutes:.1f} min",
               flush=True)  # fmt: skip
     return soak
 
@@ -224,7 +236,7 @@ def main() -> None:
     print(
         f"\nSoak passed: seed {options.seed}, {soak.steps} random steps, {soak.builds} builds "
         f"({soak.failed} made to fail, {soak.killed} killed), {soak.checks} invariant checks "
-        f"after recovery, 0 rows lost or duplicated, {minutes:.0f} minutes."
+        f"comparing {soak.rows_compared} rows, 0 rows lost or duplicated, {minutes:.0f} minutes."
     )
 
 
