@@ -45,10 +45,14 @@ PROFILE = """crash:
       driver_memory: 1g
       jars_dir: "{{ env_var('SPARK_STREAMS_JARS_DIR', '') }}"
 """
-# Statements a batch hands to one dbt process, and a pre-hook that fails a build on request.
+# A hook that applies a batch's statements at the start of the batch's first build (one dbt
+# process fewer per batch), and a pre-hook that fails a build on request.
 MACROS = """
-{% macro run_statements(statements) %}
-  {% for statement in statements %}{% do run_query(statement) %}{% endfor %}
+{% macro run_statements() %}
+  {%- if execute -%}
+    {%- for statement in var('statements', []) -%}{% do run_query(statement) %}{%- endfor -%}
+  {%- endif -%}
+  {{ return('select 1') }}
 {% endmacro %}
 {% macro fail_if_asked() %}
   {%- if var('fail', false) -%} select * from injected_failure_no_such_table
@@ -56,6 +60,9 @@ MACROS = """
 {% endmacro %}
 """
 CUSTOMERS = "crash_raw.customers"
+# Random statements per batch: a nightly run consumes many commits, and fewer, larger batches
+# keep 2,000 steps to about an hour (a build costs about a minute, a statement about a second).
+BATCH = (40, 120)
 
 
 @dataclass
@@ -157,6 +164,7 @@ def prepare(root: Path) -> Path:
         "models: {+file_format: delta}",
         'models: {+file_format: delta, +pre-hook: "{{ fail_if_asked() }}"}',
     )
+    hooked += '  - "{{ run_statements() }}"\n'
     (project / "dbt_project.yml").write_text(hooked)
     return project
 
@@ -167,9 +175,14 @@ def dbt(
     return run_dbt_process(project, *args, env=env)
 
 
-def checked_build(project: Path, soak: Soak, batch: int) -> None:
-    """A build that must succeed and pass every invariant."""
-    built = dbt(project, "build")
+def with_statements(statements: list[str]) -> tuple[str, ...]:
+    """dbt arguments that make the build's on-run-start hook apply `statements` first."""
+    return ("--vars", str({"statements": statements})) if statements else ()
+
+
+def checked_build(project: Path, soak: Soak, batch: int, statements: list[str]) -> None:
+    """A build (applying `statements` first) that must succeed and pass every invariant."""
+    built = dbt(project, "build", *with_statements(statements))
     soak.builds += 1
     missing = [name for name in INVARIANTS if f"PASS {name}" not in built.stdout]
     if built.returncode != 0 or missing:
@@ -194,29 +207,27 @@ def run(seed: int, steps: int, root: Path) -> Soak:
     batch, started = 0, time.monotonic()
     while soak.steps < steps:
         batch += 1
-        statements = [soak.statement() for _ in range(soak.rng.randint(20, 50))]
-        applied = dbt(project, "run-operation", "run_statements", "--args",
-                      str({"statements": statements}))  # fmt: skip
-        if applied.returncode != 0:
-            fail(soak, batch, applied.stdout[-6000:])
+        statements = [soak.statement() for _ in range(soak.rng.randint(*BATCH))]
         soak.history += statements
         soak.steps += len(statements)
         outcome = soak.rng.random()
         if outcome < 0.15:
-            broken = dbt(project, "run", "--vars", "{fail: true}")
+            broken = dbt(project, "run", "--vars", str({"fail": True, "statements": statements}))
             soak.builds += 1
             soak.failed += 1
-            if broken.returncode == 0:
-                fail(soak, batch, "a build with a failing pre-hook succeeded")
+            if broken.returncode == 0 or "injected_failure_no_such_table" not in broken.stdout:
+                fail(soak, batch, f"the failed build did not fail as asked:\n{broken.stdout}")
+            statements = []
         elif outcome < 0.30:
             step = soak.rng.choice(STEPS)
-            killed = dbt(project, "run", env={CRASH_ENV: step})
+            killed = dbt(project, "run", *with_statements(statements), env={CRASH_ENV: step})
             soak.builds += 1
             soak.killed += 1
             if killed.returncode != -9:
                 fail(soak, batch, f"the build asked to die at {step} did not:\n{killed.stdout}")
             wait_for_jvm_exit(project / "metastore")
-        checked_build(project, soak, batch)
+            statements = []
+        checked_build(project, soak, batch, statements)
         minutes = (time.monotonic() - started) / 60
         print(f"batch {batch}: {soak.steps} steps, {soak.builds} builds ({soak.failed} failed, "
               f"{soak.killed} killed), {soak.rows_compared} rows compared, {minutes:.1f} min",

@@ -166,6 +166,48 @@ def test_processes_storing_at_once_leave_one_complete_folder(cache: Path, tmp_pa
     assert [p.name for p in folder.parent.iterdir()] == [folder.name]
 
 
+def _start_in_a_process(root: str, ivy: str, log: str) -> None:
+    """What a start does about the jars: under the lock, resolve (slowly) unless cached."""
+    os.environ[jar_cache.CACHE_DIR_ENV] = root
+    with embedded_session._one_resolution_at_a_time(credentials()):
+        if jar_cache.cached_jars(DELTA):
+            outcome = "cache"
+        else:
+            outcome = "resolved"
+            time.sleep(0.5)
+            jar_cache.store(DELTA, [Path(ivy) / MAIN_JAR])
+    with open(log, "a") as out:
+        out.write(outcome + "\n")
+
+
+def test_processes_starting_at_once_resolve_once(cache: Path, tmp_path: Path) -> None:
+    """On a new machine the test workers start together: one resolves, the rest use its cache
+    (Ivy's downloads fail when processes fetch the same jar at once)."""
+    ivy_jars(tmp_path / "ivy", [MAIN_JAR])
+    log = tmp_path / "starts.log"
+    context = multiprocessing.get_context("fork")
+    args = (str(cache), str(tmp_path / "ivy"), str(log))
+    workers = [context.Process(target=_start_in_a_process, args=args) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [worker.exitcode for worker in workers] == [0] * 4
+    assert sorted(log.read_text().split()) == ["cache", "cache", "cache", "resolved"]
+
+
+def test_a_start_with_jars_or_a_filled_cache_takes_no_lock(cache: Path, tmp_path: Path) -> None:
+    lock = jar_cache.entry_dir(DELTA).with_name(f".{jar_cache.entry_dir(DELTA).name}.lock")
+    with embedded_session._one_resolution_at_a_time(credentials(jars_dir="mine")):
+        assert not lock.exists()
+    with embedded_session._one_resolution_at_a_time(credentials()):
+        assert lock.exists()
+    lock.unlink()
+    jar_cache.store(DELTA, ivy_jars(tmp_path / "ivy", [MAIN_JAR]))
+    with embedded_session._one_resolution_at_a_time(credentials()):
+        assert not lock.exists()
+
+
 def test_stale_staging_folders_are_removed(cache: Path, tmp_path: Path) -> None:
     folder = jar_cache.entry_dir(DELTA)
     folder.parent.mkdir(parents=True)

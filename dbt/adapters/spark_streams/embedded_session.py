@@ -10,7 +10,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -233,30 +233,42 @@ def _stopped(session: SparkSession) -> bool:
 def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
     _require_java()
     metastore_path(creds).mkdir(parents=True, exist_ok=True)
-    confs = session_confs(creds)
-    archive = _cds_archive(confs)
-    options = cds.start_options(archive) if archive else []
-    try:
-        session = _start(creds, cds.with_java_options(confs, options))
-    except FailedToConnectError as exc:
-        if not (archive and options):
-            raise
-        # The archive must never cost a start: start again without it, and drop it if that
-        # start succeeds (it was the archive).
-        logger.debug(f"Spark did not start with the CDS archive {archive.path}: {exc}")
-        session = _start(creds, confs)
-        cds.forget(archive, f"a start with it failed and one without it succeeded: {exc}")
-        options = []
-    session.sparkContext.setLogLevel("ERROR")
-    jars = "jars_dir" if creds.jars_dir else "spark.jars.packages"
-    if _jars_from_cache(creds, confs):
-        jars = f"the jar cache {jar_cache.entry_dir(creds.delta_package)}"
-    logger.debug(
-        f"Started embedded Spark {session.version} with {creds.delta_package} from {jars}"
-        + (f", CDS archive {archive.path}" if archive and options else ", no CDS archive")
-    )
-    _after_start(creds, confs, session, archive)
+    with _one_resolution_at_a_time(creds):
+        confs = session_confs(creds)
+        archive = _cds_archive(confs)
+        options = cds.start_options(archive) if archive else []
+        try:
+            session = _start(creds, cds.with_java_options(confs, options))
+        except FailedToConnectError as exc:
+            if not (archive and options):
+                raise
+            # The archive must never cost a start: start again without it, and drop it if that
+            # start succeeds (it was the archive).
+            logger.debug(f"Spark did not start with the CDS archive {archive.path}: {exc}")
+            session = _start(creds, confs)
+            cds.forget(archive, f"a start with it failed and one without it succeeded: {exc}")
+            options = []
+        session.sparkContext.setLogLevel("ERROR")
+        jars = "jars_dir" if creds.jars_dir else "spark.jars.packages"
+        if _jars_from_cache(creds, confs):
+            jars = f"the jar cache {jar_cache.entry_dir(creds.delta_package)}"
+        logger.debug(
+            f"Started embedded Spark {session.version} with {creds.delta_package} from {jars}"
+            + (f", CDS archive {archive.path}" if archive and options else ", no CDS archive")
+        )
+        _after_start(creds, confs, session, archive)
     return session
+
+
+def _one_resolution_at_a_time(creds: SparkStreamsCredentials) -> AbstractContextManager[None]:
+    """The jar cache's lock when this start may have to resolve the Delta jars (nothing cached
+    yet): processes starting at once then resolve one after another, the later ones from the
+    cache (jar_cache.py). A start with jars_dir or a filled cache takes no lock."""
+    if creds.jars_dir or not jar_cache.applies(creds.server_side_parameters):
+        return nullcontext()
+    if jar_cache.cached_jars(creds.delta_package):
+        return nullcontext()
+    return jar_cache.resolution_lock(creds.delta_package)
 
 
 def _jars_from_cache(creds: SparkStreamsCredentials, confs: dict[str, str]) -> bool:

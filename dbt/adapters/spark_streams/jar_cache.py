@@ -12,10 +12,14 @@ with a `manifest.json` listing them in Ivy's class-path order. Later starts pass
 as `spark.jars` (what `jars_dir` does) and resolve nothing. The folder is filled under a
 temporary name and renamed into place once the manifest is written, so processes starting at
 once never see half a folder; a folder whose manifest is missing or does not match its files is
-ignored (the start resolves again) and replaced.
+ignored (the start resolves again) and replaced. Processes that find no cache at once (the
+workers of a test run on a new machine) resolve one at a time, under a lock file beside the
+folder: Ivy's downloads into its shared cache fail when two processes fetch the same jar, and
+the ones that waited then start from the folder the first one stored.
 """
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -23,7 +27,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -134,6 +138,23 @@ def resolved_jar_files(spark_jars: str) -> list[Path]:
             raise ValueError(f"{item} is not a local file")
         files.append(Path(unquote(parsed.path) if parsed.scheme else item))
     return files
+
+
+@contextlib.contextmanager
+def resolution_lock(coordinate: str) -> Iterator[None]:
+    """Held while a process resolves `coordinate` and stores it: one resolution at a time.
+
+    An advisory lock (flock) on `jars/.<folder>.lock`; the system releases it when the process
+    exits, so a killed start never leaves it held.
+    """
+    folder = entry_dir(coordinate)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(f".{folder.name}.lock"), "a") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
 def store(coordinate: str, jars: list[Path]) -> list[Path]:
