@@ -4,13 +4,13 @@ The crash project's four stream models (an `apply_changes` mirror of a standard 
 `append` audit of an append_only stream, an insert-only stream of a Parquet table and a
 mirror of a view stream over a join) are built with `--threads 4`, each build a separate dbt
 process, between batches of random changes to their sources: inserts, updates, updates to the
-same values, deletes, re-keys, MERGEs and overwrites of the customers; new and updated
-orders; new event files. Some builds are made to fail (a pre-hook error) and some are killed
-at a step of the commit protocol; the build after them must recover. After every build that
-should succeed, its data tests compare every target with an independent recomputation from
-the sources (the mirror equals its source, the audit holds every order once, the events audit
-every landed row once, the view mirror equals the view): anything lost or duplicated fails
-them.
+same values, deletes, re-keys, MERGEs, overwrites and added columns of the customers; new and
+updated orders; new event files. Some builds are made to fail (a pre-hook error) and some are
+killed at a step of the commit protocol; the build after them must recover. After every build
+that should succeed, its data tests compare every target with an independent recomputation
+from the sources (the mirror equals its source, the audit holds every order once, the events
+audit every landed row once, the view mirror equals the view): anything lost or duplicated
+fails them.
 
     python -m tests.soak.soak --seed 7 --steps 2000
 
@@ -63,6 +63,8 @@ CUSTOMERS = "crash_raw.customers"
 # Random statements per batch: a nightly run consumes many commits, and fewer, larger batches
 # keep 2,000 steps to about an hour (a build costs about a minute, a statement about a second).
 BATCH = (40, 120)
+# Columns the soak adds to the customers (the mirror keeps its three; the stream reads on).
+MAX_ADDED_COLUMNS = 8
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Soak:
     customers: set[int] = field(default_factory=lambda: set(range(1, 21)))
     orders: set[int] = field(default_factory=lambda: set(range(1, 31)))
     events: int = 10
+    added_columns: list[str] = field(default_factory=list)
     next_id: int = 10_000
     history: list[str] = field(default_factory=list)
     steps: int = 0
@@ -104,13 +107,23 @@ class Soak:
                 "order",
                 "order_update",
                 "event",
+                "add_column",
+                "set_added",
             ]
         )
         key = self.rng.choice(sorted(self.customers)) if self.customers else None
         if kind == "insert" or key is None:
             new = self.fresh()
             self.customers.add(new)
-            return f"insert into {CUSTOMERS} values ({new}, 'n{new}', 'basic')"
+            return f"insert into {CUSTOMERS} values ({new}, 'n{new}', 'basic'{self.nulls()})"
+        if kind == "add_column" and len(self.added_columns) < MAX_ADDED_COLUMNS:
+            self.added_columns.append(f"added{len(self.added_columns) + 1}")
+            return f"alter table {CUSTOMERS} add columns ({self.added_columns[-1]} string)"
+        if kind == "set_added" and self.added_columns:
+            column = self.rng.choice(self.added_columns)
+            return (
+                f"update {CUSTOMERS} set {column} = 'v{self.rng.randint(1, 9)}' where id = {key}"
+            )
         if kind == "update":
             return f"update {CUSTOMERS} set tier = 'tier{self.rng.randint(1, 9)}' where id = {key}"
         if kind == "noop":
@@ -129,12 +142,14 @@ class Soak:
             return (
                 f"merge into {CUSTOMERS} t using (select {key} as id, 'm' as name, 'gold' as tier "
                 f"union all select {new}, 'm{new}', 'basic') s on t.id = s.id "
-                "when matched then update set tier = s.tier when not matched then insert *"
+                "when matched then update set tier = s.tier "
+                "when not matched then insert (id, name, tier) values (s.id, s.name, s.tier)"
             )
         if kind == "overwrite":
             self.customers = {k for k in self.customers if k % 7 != 3} or self.customers
             return (
-                f"insert overwrite {CUSTOMERS} select id, name, concat(tier, '+') "
+                f"insert overwrite {CUSTOMERS} select id, name, concat(tier, '+')"
+                f"{''.join(', ' + column for column in self.added_columns)} "
                 f"from {CUSTOMERS} where id % 7 <> 3"
             )
         if kind == "order":
@@ -145,6 +160,10 @@ class Soak:
             return f"update crash_raw.orders set amount = amount + 1 where id = {key}"
         self.events += 1
         return f"insert into crash_raw.events values ({self.fresh()}, 'soak')"
+
+    def nulls(self) -> str:
+        """Values for the columns added so far, in an INSERT ... VALUES."""
+        return ", null" * len(self.added_columns)
 
     def target_rows(self) -> int:
         """The rows the invariant tests compare after a build: the mirror and its source, the
