@@ -1,0 +1,117 @@
+"""The pending commits of a stream as a build reads them (one page of history, or all of it
+when the offset is older), and the Change Data Feed switches that make a range unreadable."""
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.retention import Retention
+from dbt.adapters.spark_streams.streams.source import SourceVersion
+from dbt.adapters.spark_streams.streams.staleness import (
+    RECENT_COMMITS,
+    CommitsSinceOffset,
+    commits_since_offset,
+    stale_reason,
+)
+
+NOW = datetime.now()
+WEEK = Retention(deleted_files=timedelta(weeks=1), log=timedelta(days=30))
+
+
+def commit(version: int, operation: str = "WRITE", **parameters: str) -> dict:
+    return {
+        "version": version,
+        "timestamp": NOW - timedelta(minutes=100 - version),
+        "operation": operation,
+        "operationParameters": parameters,
+    }
+
+
+class FakeHistory:
+    """DESCRIBE HISTORY [LIMIT n] of a table with versions 0..newest, newest first."""
+
+    def __init__(self, newest: int) -> None:
+        self.rows = [commit(version) for version in range(newest, -1, -1)]
+        self.statements: list[str] = []
+
+    def __call__(self, sql: str) -> list[dict]:
+        self.statements.append(sql)
+        prefix = "describe history `s`.`t`"
+        assert sql.startswith(prefix), sql
+        limit = sql.removeprefix(prefix).removeprefix(" limit ")
+        return self.rows[: int(limit)] if limit else self.rows
+
+
+def versions(pending: CommitsSinceOffset) -> list[int]:
+    return [int(row["version"]) for row in pending.commits]
+
+
+def test_an_offset_within_the_newest_page_reads_one_page() -> None:
+    run = FakeHistory(newest=40)
+    pending = commits_since_offset(run, "`s`.`t`", offset=30)
+    assert run.statements == [f"describe history `s`.`t` limit {RECENT_COMMITS}"]
+    assert versions(pending) == list(range(31, 41))
+    assert (pending.offset, pending.pin) == (30, 40)
+    assert pending.latest == SourceVersion(40, run.rows[0]["timestamp"])
+    assert pending.offset_commit == run.rows[10]
+    assert pending.log_is_complete()
+
+
+def test_an_offset_older_than_the_newest_page_reads_the_whole_history() -> None:
+    run = FakeHistory(newest=RECENT_COMMITS + 8)
+    pending = commits_since_offset(run, "`s`.`t`", offset=3)
+    assert run.statements[-1] == "describe history `s`.`t`"
+    assert versions(pending) == list(range(4, RECENT_COMMITS + 9))
+    assert pending.offset_commit == run.rows[-4]
+    assert stale_reason(pending, WEEK, True) is None
+
+
+def test_an_offset_just_before_the_page_reads_the_whole_history() -> None:
+    """The page's oldest row is the offset's own commit: that page already holds the range."""
+    run = FakeHistory(newest=RECENT_COMMITS + 8)
+    oldest_in_page = RECENT_COMMITS + 8 - RECENT_COMMITS + 1
+    assert len(commits_since_offset(run, "`s`.`t`", offset=oldest_in_page).commits) == 31
+    assert len(run.statements) == 1
+    commits_since_offset(run, "`s`.`t`", offset=oldest_in_page - 1)
+    assert run.statements[-1] == "describe history `s`.`t`"
+
+
+def test_the_pin_bounds_the_range() -> None:
+    pending = commits_since_offset(FakeHistory(newest=12), "`s`.`t`", offset=5, pin=9)
+    assert versions(pending) == [6, 7, 8, 9]
+    assert pending.pin == 9
+    assert pending.latest is not None and pending.latest.version == 12
+
+
+def pending_with(*changes: dict) -> CommitsSinceOffset:
+    return CommitsSinceOffset("`s`.`t`", 4, 4 + len(changes), tuple(changes))
+
+
+CDF = "delta.enableChangeDataFeed"
+
+
+@pytest.mark.parametrize(
+    ("switch", "stale"),
+    [
+        (commit(5, "UNSET TBLPROPERTIES", propertyKeys=f'["{CDF}"]'), True),
+        (commit(5, "UNSET TBLPROPERTIES", propertyKeys='["delta.appendOnly"]'), False),
+        (commit(5, "SET TBLPROPERTIES", properties=f'{{"{CDF}":"FALSE"}}'), True),
+        (commit(5, "SET TBLPROPERTIES", properties=f'{{"{CDF}":"True"}}'), False),
+        (commit(5, "SET TBLPROPERTIES", properties='{"delta.appendOnly":"false"}'), False),
+        (commit(5, "SET TBLPROPERTIES", properties="not json"), False),
+        (commit(5, "WRITE", properties=f'{{"{CDF}":"false"}}'), False),
+    ],
+)
+def test_which_commits_turn_change_data_feed_off(switch: dict, stale: bool) -> None:
+    reason = stale_reason(pending_with(switch, commit(6)), WEEK, change_data_feed_now=True)
+    assert (reason is not None) == stale
+    if stale:
+        assert reason == ("Change Data Feed was turned off after its offset", 7)
+
+
+def test_after_a_switch_off_and_on_the_earliest_readable_version_follows_the_last_on() -> None:
+    off = commit(5, "SET TBLPROPERTIES", properties=f'{{"{CDF}":"false"}}')
+    on = commit(6, "SET TBLPROPERTIES", properties=f'{{"{CDF}":"true"}}')
+    again_on = commit(8, "SET TBLPROPERTIES", properties=f'{{"{CDF}":"true"}}')
+    reason = stale_reason(pending_with(off, on, commit(7), again_on, commit(9)), WEEK, True)
+    assert reason == ("Change Data Feed was turned off after its offset", 9)
