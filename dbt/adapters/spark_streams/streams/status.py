@@ -36,7 +36,7 @@ def stream_status(
     try:
         source = inspect_source(run, record.source_table, record.name)
     except StreamError as exc:
-        return {**status, "stale": True, "stale_after": None, "stale_reason": str(exc)}
+        return {**status, "stale": True, "stale_after": None, "stale_reason": exc.msg}
     if source is None:
         reason = f"source {record.source_table} is no longer a Delta table"
         return {**status, "stale": True, "stale_after": None, "stale_reason": reason}
@@ -56,7 +56,7 @@ def _view_status(run: RunSql, record: StreamRecord) -> dict[str, Any]:
     try:
         view = read_view_definition(run, schema, identifier, record.name)
     except StreamError as exc:
-        return {"stale": True, "stale_after": None, "stale_reason": str(exc).strip()}
+        return {"stale": True, "stale_after": None, "stale_reason": exc.msg.strip()}
     if view.fingerprint != record.source_id:
         reason = f"view {view.name} (or a view it reads) was redefined"
         return {"stale": True, "stale_after": None, "stale_reason": reason}
@@ -76,7 +76,7 @@ def _files_status(run: RunSql, record: StreamRecord, sets: FileSets | None) -> d
                 reason = f"{table.name} now reads {table.location}, not {committed.location}"
                 return {"stale": True, "stale_after": None, "stale_reason": reason}
     except StreamError as exc:
-        return {"stale": True, "stale_after": None, "stale_reason": str(exc).strip()}
+        return {"stale": True, "stale_after": None, "stale_reason": exc.msg.strip()}
     return {"stale": False, "stale_after": None, "stale_reason": ""}
 
 

@@ -1,0 +1,114 @@
+"""What show_streams says of a table stream (no JVM): fresh with its deadline, stale with the
+reason, for a source that is gone, no longer Delta, recreated, or beyond its retention."""
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from dbt.adapters.spark_streams.streams.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.run_sql import Row
+from dbt.adapters.spark_streams.streams.status import stream_status
+from tests.unit.test_registry_queue import record
+from tests.unit.test_source import COLUMNS, described
+
+NOW = datetime.now()
+
+
+class Source:
+    """`raw`.`orders` with versions 0..3 committed `age` apart, ending `newest_age` ago."""
+
+    def __init__(
+        self,
+        provider: str | None = "delta",
+        exists: bool = True,
+        table_id: str = "id-1",
+        age: timedelta = timedelta(hours=1),
+        properties: dict[str, str] | None = None,
+    ) -> None:
+        self.provider, self.exists, self.table_id, self.age = provider, exists, table_id, age
+        self.properties = properties or {"delta.enableChangeDataFeed": "true"}
+        self.statements: list[str] = []
+
+    def __call__(self, sql: str) -> list[Row]:
+        self.statements.append(sql)
+        if sql.startswith("describe table extended"):
+            if not self.exists:
+                raise RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] `raw`.`orders`")
+            return described(COLUMNS, self.provider)
+        if sql.startswith("show tblproperties"):
+            return [{"key": key, "value": value} for key, value in self.properties.items()]
+        if sql.startswith("show views"):
+            return []
+        if sql.startswith("describe history"):
+            return [
+                {"version": v, "timestamp": self.when(v), "operation": "WRITE"}
+                for v in range(3, -1, -1)
+            ]
+        if sql.startswith("describe detail"):
+            return [{"id": self.table_id}]
+        raise AssertionError(sql)
+
+    def when(self, version: int) -> datetime:
+        return NOW - self.age * (4 - version)
+
+
+def offset_at(source: Source, version: int) -> StreamRecord:
+    return replace(
+        record("orders_mirror__orders", 2, offset=version),
+        offset_timestamp=source.when(version),
+        source_id="id-1",
+    )
+
+
+def test_a_readable_stream_with_its_deadline() -> None:
+    source = Source()
+    status = stream_status(source, offset_at(source, 1))
+    assert status["stale"] is False and status["stale_reason"] == ""
+    assert status["stale_after"] == source.when(2) + timedelta(days=7)
+    assert status["name"] == "orders_mirror__orders" and status["offset_version"] == 1
+    assert not any(s.startswith("describe detail") for s in source.statements)
+
+
+def test_a_stream_with_nothing_pending_has_no_deadline() -> None:
+    source = Source()
+    status = stream_status(source, offset_at(source, 3))
+    assert (status["stale"], status["stale_after"]) == (False, None)
+
+
+def test_a_stream_beyond_its_sources_retention_is_stale() -> None:
+    source = Source(age=timedelta(days=3))
+    status = stream_status(source, offset_at(source, 0))
+    assert status["stale"] is True
+    assert status["stale_reason"].startswith("its oldest unread change (version 1, committed ")
+    assert status["stale_after"] == source.when(1) + timedelta(days=7)
+
+
+def test_a_missing_source_is_stale_with_the_error() -> None:
+    status = stream_status(Source(exists=False), offset_at(Source(), 1))
+    assert status["stale"] is True and status["stale_after"] is None
+    assert status["stale_reason"].startswith(
+        "Stream orders_mirror__orders: cannot read source `raw`.`orders`"
+    )
+
+
+def test_a_source_that_is_no_longer_delta_is_stale() -> None:
+    status = stream_status(Source(provider=None), offset_at(Source(), 1))
+    assert status["stale"] is True
+    assert status["stale_reason"] == "source `raw`.`orders` is no longer a Delta table"
+
+
+def test_a_recreated_source_is_stale() -> None:
+    source = Source(table_id="id-2")
+    moved = replace(offset_at(source, 1), offset_timestamp=source.when(1) - timedelta(seconds=1))
+    status = stream_status(source, moved)
+    assert status["stale"] is True and status["stale_after"] is None
+    assert status["stale_reason"] == (
+        "source `raw`.`orders` was dropped and recreated or replaced"
+    )
+    assert any(s.startswith("describe detail") for s in source.statements)
+
+
+def test_change_data_feed_off_makes_a_stream_stale() -> None:
+    source = Source(properties={"delta.enableChangeDataFeed": "false"})
+    status = stream_status(source, offset_at(source, 1))
+    assert status["stale"] is True
+    assert status["stale_reason"] == "Change Data Feed was turned off after its offset"
