@@ -4,11 +4,15 @@ reason, for a source that is gone, no longer Delta, recreated, or beyond its ret
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.file_sets import FileSet, FileSets
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import Row
 from dbt.adapters.spark_streams.streams.status import stream_status
+from tests.unit.test_file_table import described as file_table
 from tests.unit.test_registry_queue import record
 from tests.unit.test_source import COLUMNS, described
+from tests.unit.test_view_stream import NAME, Shop, offsets
 
 NOW = datetime.now()
 
@@ -112,3 +116,84 @@ def test_change_data_feed_off_makes_a_stream_stale() -> None:
     status = stream_status(source, offset_at(source, 1))
     assert status["stale"] is True
     assert status["stale_reason"] == "Change Data Feed was turned off after its offset"
+
+
+def view_record(fingerprint: str) -> StreamRecord:
+    return replace(
+        record("paired_mirror__paired", 2),
+        source_table="`shop`.`paired`",
+        source_id=fingerprint,
+        source_type="view",
+    )
+
+
+def test_a_view_stream_is_fresh_while_its_view_is_unchanged() -> None:
+    fingerprint = offsets(1)[NAME].source_id
+    status = stream_status(Shop(), view_record(fingerprint))
+    assert (status["stale"], status["stale_after"], status["stale_reason"]) == (False, None, "")
+
+
+def test_a_redefined_or_invalid_view_makes_its_stream_stale() -> None:
+    status = stream_status(Shop(), view_record("old"))
+    assert status["stale"] is True
+    assert status["stale_reason"] == "view shop.paired (or a view it reads) was redefined"
+    grouped = Shop(view="select id, count(*) as n from orders group by id")
+    status = stream_status(grouped, view_record("old"))
+    assert status["stale"] is True
+    assert status["stale_reason"].startswith("Stream paired_mirror__paired: view shop.paired ")
+    assert "GROUP BY" in status["stale_reason"]
+
+
+def files_record() -> StreamRecord:
+    return replace(
+        record("events_log__events", 2),
+        source_table="`landing`.`events`",
+        source_id="old-set",
+        source_type="files",
+    )
+
+
+class FileSetsAt(FileSets):
+    """The file sets table answering the committed set's header with `location`."""
+
+    def __init__(self, location: str | None) -> None:
+        self.location = location
+
+    def committed(self, stream: str, set_id: str, found: FileSet | None = None) -> FileSet:
+        if self.location is None:
+            raise StreamError(f"Stream {stream}: the set of files it consumed is missing")
+        return FileSet(set_id, self.location, 0)
+
+
+def landing(gone: bool = False):
+    def run(sql: str) -> list[Row]:
+        if sql.startswith("describe table extended"):
+            return file_table("parquet")
+        if sql.startswith("select count(*) from (select path") and gone:
+            raise RuntimeError("[PATH_NOT_FOUND] Path does not exist")
+        return [{"count(1)": 3}]
+
+    return run
+
+
+def test_an_insert_only_stream_is_fresh_while_its_folder_is_read() -> None:
+    status = stream_status(landing(), files_record(), FileSetsAt("file:/landing/events"))
+    assert (status["stale"], status["stale_after"], status["stale_reason"]) == (False, None, "")
+
+
+def test_an_insert_only_stream_over_another_folder_or_a_gone_one_is_stale() -> None:
+    moved = stream_status(landing(), files_record(), FileSetsAt("file:/landing/old"))
+    assert moved["stale"] is True
+    assert moved["stale_reason"] == (
+        "`landing`.`events` now reads file:/landing/events, not file:/landing/old"
+    )
+    gone = stream_status(landing(gone=True), files_record(), FileSetsAt("file:/landing/events"))
+    assert gone["stale"] is True
+    assert gone["stale_reason"].startswith(
+        "Stream events_log__events: the location file:/landing/events of source "
+    )
+    missing = stream_status(landing(), files_record(), FileSetsAt(None))
+    assert (
+        missing["stale_reason"]
+        == "Stream events_log__events: the set of files it consumed is missing"
+    )
