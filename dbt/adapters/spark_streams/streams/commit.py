@@ -51,14 +51,17 @@ class BuildCommit:
 
     @classmethod
     def from_user_metadata(cls, text: str | None) -> "BuildCommit | None":
-        """The commit a history entry describes, or None if it is not a stream build."""
+        """The commit a history entry describes, or None if it is not a stream build (another
+        writer's userMetadata, even one that happens to use the same key)."""
         try:
             body = json.loads(text or "")[MARKER]
-        except (ValueError, TypeError, KeyError):
+            records = tuple(_record_from_json(item) for item in body["streams"])
+            fresh = bool(body.get("fresh_target", False))
+            return cls(
+                body["consumer"], body["build_id"], int(body["txn_version"]), records, fresh
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
-        records = tuple(_record_from_json(item) for item in body["streams"])
-        fresh = bool(body.get("fresh_target", False))
-        return cls(body["consumer"], body["build_id"], int(body["txn_version"]), records, fresh)
 
 
 def _record_json(record: StreamRecord) -> dict[str, Any]:

@@ -1,0 +1,149 @@
+"""The commit protocol's pieces (no JVM): the offsets as the target's userMetadata and back,
+writes retried when they lost to a concurrent commit, and a lost race named as one."""
+
+import json
+
+import pytest
+
+from dbt.adapters.spark_streams.streams import commit as commit_module
+from dbt.adapters.spark_streams.streams.build import StreamBuild, plan
+from dbt.adapters.spark_streams.streams.commit import (
+    BuildCommit,
+    retry_on_conflict,
+    run_with_commit,
+    verify_landed,
+)
+from dbt.adapters.spark_streams.streams.consumer_config import ConsumerConfig
+from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
+from dbt.adapters.spark_streams.streams.registry import StreamRecord
+from tests.unit.test_registry_queue import record
+
+NEVER = StreamRecord(**{**vars(record("customers", 2)), "last_consumed_on": None})
+COMMIT = BuildCommit("model.shop.m", "build-1", 7, (record("orders", 7), NEVER))
+
+
+@pytest.fixture(autouse=True)
+def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    slept: list[float] = []
+    monkeypatch.setattr(commit_module.time, "sleep", slept.append)
+    return slept
+
+
+def test_the_offsets_travel_as_sorted_json_and_come_back_whole() -> None:
+    text = COMMIT.user_metadata()
+    body = json.loads(text)["dbt_spark_streams"]
+    assert list(body) == sorted(body) and "fresh_target" not in body
+    assert body["streams"][0]["offset_timestamp"] == "2026-11-21T12:00:00"
+    assert body["streams"][1]["last_consumed_on"] is None
+    assert BuildCommit.from_user_metadata(text) == COMMIT
+    fresh = BuildCommit("model.shop.m", "build-2", 8, (), fresh_target=True)
+    assert BuildCommit.from_user_metadata(fresh.user_metadata()) == fresh
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,
+        "",
+        "not json",
+        '{"other": 1}',
+        "[1]",
+        '{"dbt_spark_streams": 3}',
+        '{"dbt_spark_streams": {"streams": [{"name": "x"}]}}',
+    ],
+)
+def test_other_commits_are_not_stream_builds(text: str | None) -> None:
+    assert BuildCommit.from_user_metadata(text) is None
+
+
+class Flaky:
+    """A write that fails `failures` times with `error`, then returns 'done'."""
+
+    def __init__(self, failures: int, error: str) -> None:
+        self.failures, self.error, self.calls = failures, error, 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise RuntimeError(self.error)
+        return "done"
+
+
+@pytest.mark.parametrize(
+    "error",
+    ["[DELTA_CONCURRENT_APPEND] ...", "ConcurrentAppendException", "[DELTA_METADATA_CHANGED]"],
+)
+def test_a_write_that_lost_to_a_concurrent_commit_is_retried(error, no_sleep) -> None:
+    write = Flaky(2, error)
+    assert retry_on_conflict(write) == "done"
+    assert write.calls == 3 and no_sleep == [0.5, 1.0]
+
+
+def test_a_write_is_tried_three_times_at_most() -> None:
+    write = Flaky(3, "[DELTA_CONCURRENT_WRITE]")
+    with pytest.raises(RuntimeError, match="DELTA_CONCURRENT_WRITE"):
+        retry_on_conflict(write)
+    assert write.calls == 3
+
+
+def test_other_errors_are_not_retried() -> None:
+    write = Flaky(1, "[DIVIDE_BY_ZERO]")
+    with pytest.raises(RuntimeError, match="DIVIDE_BY_ZERO"):
+        retry_on_conflict(write)
+    assert write.calls == 1
+
+
+def failing(error: str):
+    def run(sql: str) -> list[dict]:
+        if sql == "merge ...":
+            raise RuntimeError(error)
+        return []
+
+    return run
+
+
+def test_a_write_that_lost_the_race_names_the_streams() -> None:
+    with pytest.raises(StreamConsumedElsewhere) as raised:
+        run_with_commit(
+            failing("[DELTA_CONCURRENT_APPEND] Files were added\nat ..."), "merge ...", COMMIT
+        )
+    assert raised.value.msg == (
+        "Stream orders, customers is being consumed by another run: this build's write did "
+        "not land ([DELTA_CONCURRENT_APPEND] Files were added). Nothing was consumed by this "
+        "run; run the model again to consume what is left."
+    )
+    with pytest.raises(RuntimeError, match="DELTA_METADATA_CHANGED"):
+        run_with_commit(failing("[DELTA_METADATA_CHANGED]"), "merge ...", COMMIT)
+
+
+def test_a_skipped_transaction_names_the_idempotency_pair() -> None:
+    with pytest.raises(StreamConsumedElsewhere) as raised:
+        verify_landed(lambda sql: [], "`shop`.`m`", COMMIT)
+    assert (
+        "(Delta skipped transaction 7 of dbt_spark_streams:model.shop.m on `shop`.`m`)"
+        in raised.value.msg
+    )
+
+
+CONFIG = ConsumerConfig.from_model_config("m", {"unique_key": "id"})
+
+
+def mirror_build(only_appends: bool, reads: bool = True) -> StreamBuild:
+    build = StreamBuild("model.shop.m", "shop", "`shop`.`m`", True, False, True)
+    build.only_appends = only_appends
+    if reads:
+        build.reads["s"] = (record("s", 1), "select 1")
+    return build
+
+
+def test_a_mirror_of_sources_that_only_gained_rows_is_written_by_an_insert() -> None:
+    assert plan(CONFIG, mirror_build(True), True, False).write_strategy == "append"
+    assert plan(CONFIG, mirror_build(False), True, False).write_strategy == "apply_changes"
+    assert plan(CONFIG, mirror_build(True, reads=False), True, False).write_strategy == (
+        "apply_changes"
+    )
+    assert plan(CONFIG, None, True, False).write_strategy == "apply_changes"
+    merge = ConsumerConfig.from_model_config(
+        "m", {"unique_key": "id", "incremental_strategy": "merge"}
+    )
+    assert plan(merge, mirror_build(True), True, False).write_strategy == "merge"
