@@ -57,10 +57,8 @@ class TwoColumns(FakeCatalog):
         rows = super().__call__(sql)
         if sql != "describe table extended `shop`.`v`":
             return rows
-        return [
-            {"col_name": "x", "data_type": "int"},
-            {"col_name": "y", "data_type": "int"},
-        ] + rows[1:]
+        own = [{"col_name": name, "data_type": "int"} for name in ("x", "y")]
+        return [*own, *rows[1:]]
 
 
 @pytest.mark.parametrize(
