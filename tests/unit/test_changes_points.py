@@ -7,7 +7,11 @@ from datetime import datetime, timedelta
 import pytest
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.interval import ChangesRequest, changes_sql
+from dbt.adapters.spark_streams.streams.interval import (
+    ChangesRequest,
+    changes_sql,
+    empty_changes_sql,
+)
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from tests.unit.test_interval import CDF_ON, TABLE, FakeDelta, commit
 
@@ -202,3 +206,23 @@ def test_change_data_feed_off_names_the_statement_that_turns_it_on() -> None:
         "changes() reads it. Turn it on with\n  ALTER TABLE `raw`.`orders` SET TBLPROPERTIES "
         "(delta.enableChangeDataFeed = true)\nChanges made before that are never available."
     )
+
+
+def test_empty_reads_the_columns_at_the_newest_version_and_no_rows() -> None:
+    request = ChangesRequest("raw", "orders", unique_key=("ID",))
+    run = FakeDeltaWithId(HISTORY, CDF_ON)
+    sql = empty_changes_sql(run, request)
+    assert sql == (
+        "select * from (select `id`, 'INSERT' as metadata_action, false as metadata_isupdate, "
+        "sha1(to_json(named_struct('id', `id`), map('ignoreNullFields', 'false'))) as "
+        "metadata_row_id, 3 as metadata_commit_version, timestamp'2026-11-20 09:03:00.000000' "
+        "as metadata_commit_timestamp from `raw`.`orders` version as of 3) where false"
+    )
+
+
+def test_empty_refuses_what_changes_refuses() -> None:
+    run = FakeDeltaWithId(HISTORY, CDF_ON)
+    with pytest.raises(StreamError, match="information='all' is not one of"):
+        empty_changes_sql(run, ChangesRequest("raw", "orders", information="all"))
+    with pytest.raises(StreamError, match=r"unique_key column\(s\) sku not in source"):
+        empty_changes_sql(run, ChangesRequest("raw", "orders", unique_key=("sku",)))
