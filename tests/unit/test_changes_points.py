@@ -226,3 +226,20 @@ def test_empty_refuses_what_changes_refuses() -> None:
         empty_changes_sql(run, ChangesRequest("raw", "orders", information="all"))
     with pytest.raises(StreamError, match=r"unique_key column\(s\) sku not in source"):
         empty_changes_sql(run, ChangesRequest("raw", "orders", unique_key=("sku",)))
+
+
+def test_an_interval_that_ends_before_the_feed_was_on_names_the_earliest_start() -> None:
+    history = [
+        timed(0, T, "CREATE TABLE"),
+        timed(1, T + timedelta(minutes=1)),
+        timed(2, T + timedelta(minutes=2)),
+        timed(3, T + timedelta(minutes=3), "SET TBLPROPERTIES", "true"),
+    ]
+    run = FakeDeltaWithId(history, CDF_ON)
+    with pytest.raises(StreamError) as raised:
+        changes(run=run, at={"version": 0}, end={"version": 2})
+    assert raised.value.msg == (
+        "changes(raw.orders): the interval ends at version 2, while Change Data Feed was off "
+        "on `raw`.`orders`; it has been on since version 3, and changes made before that are "
+        "never available. The earliest start is at={'version': 2}."
+    )

@@ -5,11 +5,14 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import Retention
 from dbt.adapters.spark_streams.streams.source import SourceVersion
 from dbt.adapters.spark_streams.streams.staleness import (
     RECENT_COMMITS,
     CommitsSinceOffset,
+    change_data_feed_on_since,
+    check_readable,
     commits_since_offset,
     stale_reason,
 )
@@ -115,3 +118,86 @@ def test_after_a_switch_off_and_on_the_earliest_readable_version_follows_the_las
     again_on = commit(8, "SET TBLPROPERTIES", properties=f'{{"{CDF}":"true"}}')
     reason = stale_reason(pending_with(off, on, commit(7), again_on, commit(9)), WEEK, True)
     assert reason == ("Change Data Feed was turned off after its offset", 9)
+
+
+def at(version: int, when: datetime, operation: str = "WRITE", **parameters: str) -> dict:
+    return {**commit(version, operation, **parameters), "timestamp": when}
+
+
+def test_the_retention_boundary_is_inclusive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit exactly as old as the retention is still readable; one microsecond older is
+    not (Delta keeps the files of commits within the retention, its boundary included)."""
+    frozen = datetime(2026, 11, 25, 12, 0, 0)
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz=None):  # type: ignore[override]
+            return frozen
+
+    monkeypatch.setattr("dbt.adapters.spark_streams.streams.staleness.datetime", Clock)
+    cutoff = frozen - WEEK.deleted_files
+    edge = CommitsSinceOffset("`s`.`t`", 4, 6, (at(5, cutoff), at(6, cutoff)))
+    assert stale_reason(edge, WEEK, True) is None
+    older = CommitsSinceOffset(
+        "`s`.`t`", 4, 6, (at(5, cutoff - timedelta(microseconds=1)), at(6, cutoff))
+    )
+    reason = stale_reason(older, WEEK, True)
+    assert reason is not None and reason[1] == 6
+    gone = CommitsSinceOffset("`s`.`t`", 4, 6, (at(5, cutoff - timedelta(days=1)),
+                                                at(6, cutoff - timedelta(days=1))))  # fmt: skip
+    reason = stale_reason(gone, WEEK, True)
+    assert reason is not None and reason[1] == 7  # nothing readable: after the pin
+
+
+def test_a_log_cleaned_of_every_pending_commit_starts_after_the_pin() -> None:
+    cleaned = CommitsSinceOffset("`s`.`t`", 4, 6, ())
+    assert stale_reason(cleaned, WEEK, True) == (
+        "commits after version 4 were removed by log cleanup",
+        7,
+    )
+
+
+def test_the_stale_error_without_an_offset_time() -> None:
+    cleaned = CommitsSinceOffset("`s`.`t`", 4, 6, ())
+    with pytest.raises(StreamError) as raised:
+        check_readable("s1", cleaned, WEEK, True)
+    assert raised.value.msg == (
+        "Stream s1 is stale: commits after version 4 were removed by log cleanup. Its offset "
+        "is version 4 of `s`.`t`; the earliest version Delta can still read changes from is "
+        "7. Rebuild the consumer with --full-refresh to recreate the stream (it starts again "
+        "from the current rows); consume streams more often than the source's retention, or "
+        "raise delta.deletedFileRetentionDuration, to avoid this."
+    )
+
+
+CDF_ON = f'{{"{CDF}":"true"}}'
+CDF_OFF = f'{{"{CDF}":"false"}}'
+
+
+@pytest.mark.parametrize(
+    ("history", "last", "on_now", "since"),
+    [
+        ([], 9, True, 0),  # no history read: on since the start, as it is now
+        ([commit(3), commit(4)], 9, False, None),
+        # the first event turns it off: it was on before, from the oldest commit in the log
+        ([commit(3), commit(4, "SET TBLPROPERTIES", properties=CDF_OFF)], 9, False, None),
+        ([commit(3), commit(4, "SET TBLPROPERTIES", properties=CDF_OFF)], 3, False, 3),
+        # an event at `last` counts; one after it does not
+        ([commit(3), commit(5, "SET TBLPROPERTIES", properties=CDF_ON)], 5, True, 5),
+        ([commit(3), commit(5, "SET TBLPROPERTIES", properties=CDF_ON)], 4, True, None),
+        # REPLACE TABLE sets the feed as CREATE does
+        ([commit(2, "CREATE TABLE"), commit(6, "REPLACE TABLE", properties=CDF_ON)], 9, True, 6),
+        (
+            [
+                commit(2, "CREATE TABLE", properties=CDF_ON),
+                commit(4, "UNSET TBLPROPERTIES", propertyKeys=f'["{CDF}"]'),
+                commit(6, "SET TBLPROPERTIES", properties=CDF_ON),
+            ],
+            9,
+            True,
+            6,
+        ),
+    ],
+)
+def test_change_data_feed_on_since_at_its_edges(history, last, on_now, since) -> None:
+    assert change_data_feed_on_since(history, last, on_now) == since

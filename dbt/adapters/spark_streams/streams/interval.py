@@ -243,6 +243,15 @@ def _check_readable(
     if interval.first > interval.last:
         return
     since = change_data_feed_on_since(history, interval.last, source.change_data_feed)
+    newest = max((int(row["version"]) for row in history), default=interval.last)
+    on_at_pin = change_data_feed_on_since(history, newest, source.change_data_feed)
+    if since is None and on_at_pin is not None:
+        raise StreamError(
+            f"{request.label}: the interval ends at version {interval.last}, while Change Data "
+            f"Feed was off on {source.name}; it has been on since version {on_at_pin}, and "
+            f"changes made before that are never available. The earliest start is "
+            f"at={{'version': {on_at_pin - 1}}}."
+        )
     if since is None:
         raise StreamError(
             f"{request.label}: Change Data Feed is off on {source.name} at version "

@@ -167,12 +167,14 @@ def change_data_feed_on_since(history: list[Row], last: int, on_now: bool) -> in
     events = [
         (int(row["version"]), state)
         for row in sorted(history, key=lambda row: int(row["version"]))
-        if int(row["version"]) <= last and (state := _change_data_feed_event(row)) is not None
+        if (state := _change_data_feed_event(row)) is not None
     ]
     oldest = min((int(row["version"]) for row in history), default=0)
     on = (not events[0][1]) if events else on_now
     since: int | None = oldest if on else None
     for version, switched_on in events:
+        if version > last:
+            break
         if switched_on and since is None:
             since = version
         elif not switched_on:
