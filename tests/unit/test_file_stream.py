@@ -70,14 +70,17 @@ def stored(generation: int = 3, source_type: str = "files") -> StreamRecord:
     )
 
 
-def build(consumer: str | None = CONSUMER, exists: bool = True, **fields) -> StreamBuild:
-    return StreamBuild(consumer, "analytics", "`analytics`.`events_log`", exists, False, True,
-                       **fields)  # fmt: skip
+def build(
+    consumer: str | None = CONSUMER, exists: bool = True, full_refresh: bool = False, **fields
+) -> StreamBuild:
+    target = "`analytics`.`events_log`"
+    return StreamBuild(consumer, "analytics", target, exists, full_refresh, True, **fields)
 
 
 def resolve(landing: Landing, the_build: StreamBuild, **fields) -> str:
+    fields = {"unique_key": (), **fields}
     the_request = request(NAME, schema="landing", identifier="events", mode="insert_only",
-                          unique_key=(), **fields)  # fmt: skip
+                          **fields)  # fmt: skip
     return resolve_file_stream(landing, Registry(landing, "analytics"), the_build, the_request)
 
 
@@ -257,3 +260,46 @@ def test_history_and_version_points_are_refused() -> None:
         "'YYYY-MM-DD HH:MM:SS'} (the files modified after it)."
     )
     assert "give before={'timestamp'" in error(Landing(new_files=1), start={"version": 3})
+
+
+def test_a_keyed_stream_reads_the_newest_row_per_key() -> None:
+    landing = Landing(new_files=1, stored=stored())
+    sql = resolve(landing, build(), unique_key=("ID",))
+    assert (
+        "row_number() over (partition by to_json(named_struct('id', `id`), "
+        "map('ignoreNullFields', 'false')) order by _spark_streams_modified desc, "
+        "_spark_streams_file desc)"
+    ) in sql
+    assert sql.endswith(") where _newest = 1")
+    with pytest.raises(StreamError) as raised:
+        resolve(landing, build(), unique_key=("sku",))
+    assert raised.value.msg == (
+        f"Stream {NAME}: unique_key column(s) sku not in source `landing`.`events` (columns: "
+        "id, day). Name key columns of the source table."
+    )
+
+
+def test_exactly_as_many_files_as_a_read_can_name_are_named() -> None:
+    landing = Landing(new_files=LITERAL_FILES, stored=stored())
+    the_build = build()
+    sql = resolve(landing, the_build)
+    assert "_metadata.file_modification_time) in (('file:/landing/events/f0.parquet'" in sql
+    [(write, _)] = the_build.source_writes
+    assert "union all select * from values ('file:/landing/events/f0.parquet', 10L," in write
+
+
+def test_a_peek_of_a_new_streams_many_files_after_a_moment() -> None:
+    landing = Landing(new_files=LITERAL_FILES + 1)
+    the_build = build(consumer=None, exists=False)
+    sql = resolve(landing, the_build, start={"timestamp": "2026-11-24 09:00:00"}, start_at=True)
+    assert sql.endswith("and (_metadata.file_modification_time > timestamp'2026-11-24 09:00:00'))")
+
+
+def test_a_full_refresh_starts_the_stream_over() -> None:
+    landing = Landing(new_files=2, stored=stored())
+    the_build = build(full_refresh=True)
+    resolve(landing, the_build)
+    assert "and set_id = ''" in listing(landing)  # no old set: every file is new
+    [(record_, _)] = the_build.reads.values()
+    assert record_.offset_version == 0
+    assert record_.created_on > stored().created_on
