@@ -185,3 +185,51 @@ def test_a_dry_run_marks_the_target_it_creates_and_moves_no_offset() -> None:
     [marked] = spark.history
     assert marked.fresh_target and marked.records == () and marked.txn_version == 2
     assert steps.seen == [] and not registry.has_queued()
+
+
+def test_a_model_without_streams_writes_with_its_confs_and_no_offsets() -> None:
+    spark = FakeSpark()
+    env, registry, steps, _ = env_for(spark)
+    outcome = finish(env, CONSUMER, None, "insert into t select 1", {"spark.x": "1"})
+    assert outcome.message == "OK" and outcome.counts is None
+    assert spark.statements == ["SET `spark.x`=`1`", "insert into t select 1", "RESET spark.x"]
+    assert steps.seen == [] and not registry.has_queued()
+    stream_free = build_for()  # a build whose model read no stream
+    assert finish(env, CONSUMER, stream_free, "insert into t select 2", {}).message == "OK"
+
+
+def test_a_dry_run_with_nothing_to_create_writes_nothing() -> None:
+    spark = FakeSpark()
+    env, _, _, _ = env_for(spark)
+    outcome = finish(env, CONSUMER, build_for(dry_run=True), None, {})
+    assert outcome.message == "OK, --empty: nothing consumed"
+    assert spark.statements == []
+
+
+class MergeSpark(FakeSpark):
+    """A MERGE reports its metrics row, as Delta's MERGE does when it commits."""
+
+    def run(self, sql: str) -> list[Row]:
+        rows = super().run(sql)
+        if sql == WRITE:
+            return [{"num_affected_rows": 5, "num_inserted_rows": 2,
+                     "num_updated_rows": 2, "num_deleted_rows": 1}]  # fmt: skip
+        return rows
+
+
+def test_a_merges_own_row_gives_the_counts_and_each_commit_is_its_own() -> None:
+    spark = MergeSpark()
+    env, _, _, writes = env_for(spark)
+    reads = {
+        name: (record(name, 2), "sql") for name in ("orders_mirror__orders", "orders_mirror__c")
+    }
+    build = build_for(reads=reads, source_writes=[("alter x", "why")])
+    outcome = finish(env, CONSUMER, build, WRITE, {})
+    assert outcome.message == (
+        "OK, consumed orders_mirror__orders, orders_mirror__c: 2 inserted, 2 updated, 1 deleted"
+    )
+    assert not any(s.startswith("describe history") for s in spark.statements)
+    first = spark.history[0]
+    finish(env, CONSUMER, build_for(reads=reads), WRITE, {})
+    assert spark.history[0].build_id != first.build_id
+    assert writes == ["alter x"]
