@@ -37,3 +37,19 @@ def test_without_windows_only_a_stale_stream_fails() -> None:
     assert [f["stream"] for f in freshness_failures(streams, "shop.mirror", None, None, NOW)] == [
         "s"
     ]
+
+
+def test_a_deadline_exactly_at_the_window_fails_and_other_targets_are_skipped() -> None:
+    streams = [
+        stream("elsewhere", target="`shop`.`other`", stale=True),
+        stream("edge", stale_after=NOW + timedelta(hours=6)),
+        stream("unexplained", stale=True),
+    ]
+    failures = freshness_failures(streams, "`shop`.`mirror`", None, 6, NOW)
+    assert [(f["stream"], f["level"]) for f in failures] == [
+        ("edge", "error"),
+        ("unexplained", "error"),
+    ]
+    assert failures[1]["reason"] == "the stream is stale"
+    just_outside = [stream("s", stale_after=NOW + timedelta(hours=6, seconds=1))]
+    assert freshness_failures(just_outside, "shop.mirror", None, 6, NOW) == []

@@ -7,6 +7,7 @@ from datetime import datetime
 import pytest
 
 from dbt.adapters.spark_streams.streams import registry as registry_module
+from dbt.adapters.spark_streams.streams.quoting import quote, quote_path
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import Row
 from tests.unit.test_registry_queue import record
@@ -188,3 +189,8 @@ def test_an_older_state_queued_later_does_not_replace_a_newer_one() -> None:
     registry.queue([record("orders", 5, offset=9)])
     registry.queue([record("orders", 4, offset=7)])
     assert registry.get("orders") == record("orders", 5, offset=9)
+
+
+def test_identifiers_with_backticks_are_quoted_doubling_them() -> None:
+    assert quote("a`b") == "`a``b`"
+    assert quote_path("s`x", "t") == "`s``x`.`t`"

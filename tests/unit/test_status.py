@@ -4,10 +4,15 @@ reason, for a source that is gone, no longer Delta, recreated, or beyond its ret
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+import pytest
+
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.file_sets import FileSet, FileSets
+from dbt.adapters.spark_streams.streams.identity import same_source
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import Row
+from dbt.adapters.spark_streams.streams.source import inspect_source
+from dbt.adapters.spark_streams.streams.staleness import commits_since_offset
 from dbt.adapters.spark_streams.streams.status import stream_status
 from tests.unit.test_file_table import described as file_table
 from tests.unit.test_registry_queue import record
@@ -196,4 +201,20 @@ def test_an_insert_only_stream_over_another_folder_or_a_gone_one_is_stale() -> N
     assert (
         missing["stale_reason"]
         == "Stream events_log__events: the set of files it consumed is missing"
+    )
+
+
+def test_a_recreated_source_fails_a_build_naming_both_ids() -> None:
+    source = Source(table_id="id-2")
+    moved = replace(offset_at(source, 1), offset_timestamp=source.when(1) - timedelta(seconds=1))
+    pending = commits_since_offset(source, "`raw`.`orders`", 1, moved.offset_timestamp)
+    inspected = inspect_source(source, "`raw`.`orders`", "s")
+    assert inspected is not None
+    with pytest.raises(StreamError) as raised:
+        same_source(source, "s", moved, inspected, pending)
+    assert raised.value.msg == (
+        "Stream s is stale: its source `raw`.`orders` was dropped and recreated or replaced "
+        "(table id id-1 is now id-2), so offset 1 (committed "
+        f"{moved.offset_timestamp:%Y-%m-%d %H:%M:%S}) means nothing in the new table. Rebuild "
+        "with --full-refresh to recreate the stream."
     )
