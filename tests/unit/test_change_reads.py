@@ -64,9 +64,21 @@ def test_initial_rows_are_inserts_at_the_snapshot() -> None:
 
 def test_history_reads_every_version_but_updates_that_changed_nothing() -> None:
     sql = versions_sql(KEYED)
-    assert "case when _change_type = 'delete' then 'DELETE' else 'INSERT' end" in sql
+    assert (
+        "case when _change_type in ('delete', 'update_preimage') then 'DELETE' else 'INSERT' end"
+    ) in sql
     assert "_change_type = 'update_postimage' as metadata_isupdate" in sql
     assert sql.endswith(
         "where _change_type in ('insert', 'delete')\n"
-        "   or (_change_type = 'update_postimage' and _occurrence > _unchanged)"
+        "   or (_change_type = 'update_postimage' and _occurrence > _unchanged)\n"
+        "   or (_change_type = 'update_preimage' and _kept = 0)"
     )
+
+
+def test_history_deletes_the_old_key_of_an_update_that_changed_it() -> None:
+    sql = versions_sql(KEYED)
+    assert (
+        "count_if(_change_type = 'update_postimage') over (partition by _commit_version, _key) "
+        "as _kept"
+    ) in sql
+    assert f"{KEY_HASH.removeprefix('sha1(').removesuffix(')')} as _key" in sql

@@ -200,7 +200,7 @@ sources:
 EXAMPLES = int(os.environ.get("HISTORY_FUZZ_EXAMPLES", "0"))
 TABLES = itertools.count()
 step = st.tuples(
-    st.sampled_from(["insert", "update", "noop", "delete", "merge"]),
+    st.sampled_from(["insert", "update", "noop", "delete", "merge", "rekey"]),
     st.integers(0, 3),  # key
     st.integers(0, 2),  # value
 )
@@ -229,15 +229,20 @@ def history_statement(table: str, drawn: tuple, present: set[int]) -> str:
         )
     if action == "noop":
         return f"update {table} set v = v where k = {key}"
+    if action == "rekey" and key in present:  # the key itself changes: the old key is gone
+        new = max(present) + 10
+        present.discard(key)
+        present.add(new)
+        return f"update {table} set k = {new} where k = {key}"
     return f"update {table} set v = {value} where k = {key}"
 
 
 class TestHistoryUnderRandomCommits(DeltaProject):
-    """A differential test: random commits (several per build, no-op updates and re-inserts
-    among them, some builds failing); after every build each state of the source since the
-    stream began equals, as a multiset, the history rows whose period covers its commit time,
-    no period is empty, and no version repeats the one it follows (a no-op update opens
-    nothing). Since periods start and end at commit times, that is every
+    """A differential test: random commits (several per build, no-op updates, re-inserts and
+    updates of the key itself among them, some builds failing); after every build each state
+    of the source since the stream began equals, as a multiset, the history rows whose period
+    covers its commit time, no period is empty, and no version repeats the one it follows (a
+    no-op update opens nothing). Since periods start and end at commit times, that is every
     instant: periods of a key never overlap and leave no gap while the key exists. `make test`
     runs one fixed example; `make fuzz` adds HISTORY_FUZZ_EXAMPLES drawn by Hypothesis."""
 
@@ -253,6 +258,7 @@ class TestHistoryUnderRandomCommits(DeltaProject):
             ([("insert", 0, 1), ("insert", 1, 1), ("update", 0, 2)], True),
             ([("update", 0, 0), ("noop", 1, 0), ("delete", 1, 0), ("insert", 1, 2)], False),
             ([("merge", 2, 1), ("merge", 0, 1), ("delete", 0, 0), ("update", 2, 2)], False),
+            ([("rekey", 2, 0), ("update", 1, 0)], False),
         ]
 
         @settings(

@@ -183,29 +183,34 @@ def versions_sql(change: ChangeRange) -> str:
     history strategy: inserts and update post-images as INSERTs (an update's with
     metadata_isupdate), deletes as DELETEs. An update that changed nothing is left out: within
     a commit, as many post-images of a value as there are pre-images of that same value (the
-    key is part of the value) are dropped, which needs no key."""
+    key is part of the value) are dropped, which needs no key. An update that changed a row's
+    key deletes the old key: its pre-image, when no post-image of the commit holds that key,
+    is a DELETE."""
     value = row_json_sql(change.row_type)
+    key = row_json_sql(change.key_type) if change.unique_key else value
     occurrence = (
         "row_number() over (partition by _commit_version, _value, _change_type order by 1)"
     )
     unchanged = (
         "count_if(_change_type = 'update_preimage') over (partition by _commit_version, _value)"
     )
+    kept = "count_if(_change_type = 'update_postimage') over (partition by _commit_version, _key)"
     row_id = "sha1(concat(_value, '#', _commit_version, '#', _change_type, '#', _occurrence))"
     output = _output(
         column_list(change.columns),
-        "case when _change_type = 'delete' then 'DELETE' else 'INSERT' end",
+        "case when _change_type in ('delete', 'update_preimage') then 'DELETE' else 'INSERT' end",
         "_change_type = 'update_postimage'",
         row_id,
         "_commit_version",
         "_commit_timestamp",
     )
     return f"""select {output} from (
-  select *, {occurrence} as _occurrence, {unchanged} as _unchanged
-  from (select *, {value} as _value from {feed_sql(change)})
+  select *, {occurrence} as _occurrence, {unchanged} as _unchanged, {kept} as _kept
+  from (select *, {value} as _value, {key} as _key from {feed_sql(change)})
 )
 where _change_type in ('insert', 'delete')
-   or (_change_type = 'update_postimage' and _occurrence > _unchanged)"""
+   or (_change_type = 'update_postimage' and _occurrence > _unchanged)
+   or (_change_type = 'update_preimage' and _kept = 0)"""
 
 
 def keyed_net_sql(change: ChangeRange) -> str:
