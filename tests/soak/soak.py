@@ -2,15 +2,16 @@
 
 The crash project's four stream models (an `apply_changes` mirror of a standard stream, an
 `append` audit of an append_only stream, an insert-only stream of a Parquet table and a
-mirror of a view stream over a join) are built with `--threads 4`, each build a separate dbt
-process, between batches of random changes to their sources: inserts, updates, updates to the
-same values, deletes, re-keys, MERGEs, overwrites and added columns of the customers; new and
-updated orders; new event files. Some builds are made to fail (a pre-hook error) and some are
-killed at a step of the commit protocol; the build after them must recover. After every build
-that should succeed, its data tests compare every target with an independent recomputation
-from the sources (the mirror equals its source, the audit holds every order once, the events
-audit every landed row once, the view mirror equals the view): anything lost or duplicated
-fails them.
+mirror of a view stream over a join), with a `merge` and a `history` model of the customers
+added, are built with `--threads 4`, each build a separate dbt process, between batches of
+random changes to their sources: inserts, updates, updates to the same values, deletes,
+re-keys, MERGEs, overwrites and added columns of the customers; new and updated orders; new
+event files. Some builds are made to fail (a pre-hook error) and some are killed at a step
+of the commit protocol; the build after them must recover. After every build that should
+succeed, its data tests compare every target with an independent recomputation from the
+sources (the mirror equals its source, the audit holds every order once, the events audit
+every landed row once, the view mirror equals the view, the merge target holds every source
+row once, the history's open rows equal the source): anything lost or duplicated fails them.
 
     python -m tests.soak.soak --seed 7 --steps 2000
 
@@ -60,6 +61,42 @@ MACROS = """
 {% endmacro %}
 """
 CUSTOMERS = "crash_raw.customers"
+# Two more consumers of the customers, with the strategies the crash project leaves out, and
+# the data tests that check them after every build.
+EXTRA_MODELS = {
+    "customers_merge": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='merge', "
+        "unique_key='id') }}\n"
+        "select id, name, tier from {{ stream(source('raw', 'customers')) }}\n"
+        "where metadata_action = 'INSERT'\n"
+    ),
+    "customers_history": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='history', "
+        "unique_key='id') }}\n"
+        "select id, name, tier, metadata_action, metadata_commit_version, "
+        "metadata_commit_timestamp from {{ stream(source('raw', 'customers')) }}\n"
+    ),
+}
+EXTRA_TESTS = {
+    # a merge (upsert) target keeps deleted keys, but holds every source row, each key once
+    "merge_holds_every_source_row": (
+        "(select id, name, tier from {{ source('raw', 'customers') }}\n"
+        " except all select id, name, tier from {{ ref('customers_merge') }})\n"
+        "union all\n"
+        "select id, null, null from {{ ref('customers_merge') }} group by id "
+        "having count(*) > 1\n"
+    ),
+    # the open rows of the history are the source, exactly
+    "history_open_rows_are_the_source": (
+        "(select id, name, tier from {{ source('raw', 'customers') }}\n"
+        " except all select id, name, tier from {{ ref('customers_history') }} "
+        "where valid_to is null)\n"
+        "union all\n"
+        "(select id, name, tier from {{ ref('customers_history') }} where valid_to is null\n"
+        " except all select id, name, tier from {{ source('raw', 'customers') }})\n"
+    ),
+}
+CHECKS = (*INVARIANTS, *EXTRA_TESTS)
 # Random statements per batch: a nightly run consumes many commits, and fewer, larger batches
 # keep 2,000 steps to about an hour (a build costs about a minute, a statement about a second).
 BATCH = (40, 120)
@@ -153,9 +190,9 @@ class Soak:
                 f"from {CUSTOMERS} where id % 7 <> 3"
             )
         if kind == "order":
-            return (
-                f"insert into crash_raw.orders values ({self.fresh()}, {self.rng.randint(1, 99)})"
-            )
+            order = self.fresh()
+            self.orders.add(order)
+            return f"insert into crash_raw.orders values ({order}, {self.rng.randint(1, 99)})"
         if kind == "order_update":
             return f"update crash_raw.orders set amount = amount + 1 where id = {key}"
         self.events += 1
@@ -167,9 +204,10 @@ class Soak:
 
     def target_rows(self) -> int:
         """The rows the invariant tests compare after a build: the mirror and its source, the
-        audit and the orders, the events audit, the view mirror and the view."""
+        audit and the orders, the events audit, the view mirror and the view, and the merge
+        target's and the history's open rows with the source."""
         paired = len(self.orders & self.customers)
-        return 2 * len(self.customers) + 2 * len(self.orders) + self.events + 2 * paired
+        return 6 * len(self.customers) + 2 * len(self.orders) + self.events + 2 * paired
 
 
 def prepare(root: Path) -> Path:
@@ -178,6 +216,10 @@ def prepare(root: Path) -> Path:
     shutil.copytree(PROJECT, project)
     (project / "profiles.yml").write_text(PROFILE)
     (project / "macros" / "soak.sql").write_text(MACROS)
+    for name, sql in EXTRA_MODELS.items():
+        (project / "models" / f"{name}.sql").write_text(sql)
+    for name, sql in EXTRA_TESTS.items():
+        (project / "tests" / f"{name}.sql").write_text(sql)
     config = (project / "dbt_project.yml").read_text()
     hooked = config.replace(
         "models: {+file_format: delta}",
@@ -203,10 +245,10 @@ def checked_build(project: Path, soak: Soak, batch: int, statements: list[str]) 
     """A build (applying `statements` first) that must succeed and pass every invariant."""
     built = dbt(project, "build", *with_statements(statements))
     soak.builds += 1
-    missing = [name for name in INVARIANTS if f"PASS {name}" not in built.stdout]
+    missing = [name for name in CHECKS if f"PASS {name}" not in built.stdout]
     if built.returncode != 0 or missing:
         fail(soak, batch, built.stdout[-6000:])
-    soak.checks += len(INVARIANTS)
+    soak.checks += len(CHECKS)
     soak.rows_compared += soak.target_rows()
 
 
