@@ -155,38 +155,40 @@ def as_dict(table: str, row: tuple) -> dict:
 
 # No shrinking: the inputs are small already, and a failing run (every killed mutant of
 # `make mutate`) would spend minutes shrinking.
-@settings(
+NO_SHRINK = settings(
     max_examples=30,
     derandomize=True,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
-@given(
-    kind=st.sampled_from(sorted(VIEWS)),
-    old_orders=rows,
-    new_orders=rows,
-    old_customers=rows,
-    new_customers=rows,
-    changed=st.sets(st.sampled_from(["orders", "customers"])),
-    as_updates=st.booleans(),
+# (old rows, new rows) of each table
+STATES = st.fixed_dictionaries(
+    {"orders": st.tuples(rows, rows), "customers": st.tuples(rows, rows)}
 )
-def test_the_feed_nets_to_the_views_change(
-    kind: str,
-    old_orders: list[tuple],
-    new_orders: list[tuple],
-    old_customers: list[tuple],
-    new_customers: list[tuple],
-    changed: set[str],
-    as_updates: bool,
-) -> None:
-    new_orders = new_orders if "orders" in changed else old_orders
-    new_customers = new_customers if "customers" in changed else old_customers
-    states = {"orders": (old_orders, new_orders), "customers": (old_customers, new_customers)}
+
+
+def bound_tables(states: dict[str, tuple], as_updates: bool) -> dict[str, list[dict]]:
+    """The executor's tables: each table's old and new rows and its change set."""
     tables: dict[str, list[dict]] = {}
     for table, (old, new) in states.items():
         tables[f"{table}_old"] = [as_dict(table, row) for row in old]
         tables[f"{table}_new"] = [as_dict(table, row) for row in new]
         tables[f"{table}_changes"] = change_set(table, old, new, as_updates)
+    return tables
+
+
+@NO_SHRINK
+@given(
+    kind=st.sampled_from(sorted(VIEWS)),
+    drawn=STATES,
+    changed=st.sets(st.sampled_from(["orders", "customers"])),
+    as_updates=st.booleans(),
+)
+def test_the_feed_nets_to_the_views_change(
+    kind: str, drawn: dict[str, tuple], changed: set[str], as_updates: bool
+) -> None:
+    states = {t: (old, new if t in changed else old) for t, (old, new) in drawn.items()}
+    tables = bound_tables(states, as_updates)
     view = view_of(kind)
     net = feed_net(view, intervals(view, changed), tables)
     expected = view_rows(kind, tables["orders_new"], tables["customers_new"])
@@ -194,42 +196,23 @@ def test_the_feed_nets_to_the_views_change(
     assert {row: n for row, n in net.items() if n} == {row: n for row, n in expected.items() if n}
 
 
-@settings(
-    max_examples=30,
-    derandomize=True,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
-@given(
-    kind=st.sampled_from(sorted(VIEWS)),
-    old_orders=rows,
-    new_orders=rows,
-    old_customers=rows,
-    new_customers=rows,
-    as_updates=st.booleans(),
-)
+@NO_SHRINK
+@given(kind=st.sampled_from(sorted(VIEWS)), drawn=STATES, as_updates=st.booleans())
 def test_append_only_reports_the_view_rows_that_involve_an_insert(
-    kind: str,
-    old_orders: list[tuple],
-    new_orders: list[tuple],
-    old_customers: list[tuple],
-    new_customers: list[tuple],
-    as_updates: bool,
+    kind: str, drawn: dict[str, tuple], as_updates: bool
 ) -> None:
     """The seed's rule: the view over each table's offset plus its inserts, less the view at
     the offsets; updates and deletes never show."""
-    states = {"orders": (old_orders, new_orders), "customers": (old_customers, new_customers)}
-    tables: dict[str, list[dict]] = {}
-    grown: dict[str, list[dict]] = {}
-    for table, (old, new) in states.items():
-        tables[f"{table}_old"] = [as_dict(table, row) for row in old]
-        tables[f"{table}_new"] = [as_dict(table, row) for row in new]
-        changes = change_set(table, old, new, as_updates)
-        tables[f"{table}_changes"] = changes
-        inserted = [row for row in changes if row["_change_type"] == "insert"]
-        grown[table] = tables[f"{table}_old"] + [
-            {k: v for k, v in row.items() if k != "_change_type"} for row in inserted
+    tables = bound_tables(drawn, as_updates)
+    grown = {
+        table: tables[f"{table}_old"]
+        + [
+            {k: v for k, v in row.items() if k != "_change_type"}
+            for row in tables[f"{table}_changes"]
+            if row["_change_type"] == "insert"
         ]
+        for table in ("orders", "customers")
+    }
     view = view_of(kind)
     net = feed_net(view, intervals(view, {"orders", "customers"}), tables, append_only=True)
     expected = view_rows(kind, grown["orders"], grown["customers"])
