@@ -35,7 +35,7 @@ def dbt_command(
 
 
 def run_dbt_process(
-    project: Path, *args: str, env: dict[str, str] | None = None
+    project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
     """`dbt <args>` in `project` with its own profiles.yml; output captured as text."""
     command = dbt_command(project, *args, env=env)
@@ -44,6 +44,6 @@ def run_dbt_process(
     return subprocess.run(
         **command,
         capture_output=True,
-        timeout=600,
+        timeout=timeout,
         check=False,
     )

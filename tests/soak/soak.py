@@ -230,10 +230,19 @@ def prepare(root: Path) -> Path:
     return project
 
 
+# A build applies up to 120 statements before it builds: give it half an hour (a busy machine
+# took more than the 10 minutes the tests allow a dbt process).
+DBT_TIMEOUT_S = 1800
+
+
 def dbt(
     project: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    return run_dbt_process(project, *args, env=env)
+    try:
+        return run_dbt_process(project, *args, env=env, timeout=DBT_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        output = exc.stdout.decode() if isinstance(exc.stdout, bytes) else str(exc.stdout or "")
+        return subprocess.CompletedProcess(exc.cmd, -1, output[-6000:] + "\n(timed out)", "")
 
 
 def with_statements(statements: list[str]) -> tuple[str, ...]:
