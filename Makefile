@@ -72,7 +72,7 @@ mutate: install
 	$(BIN)/mutmut results --all true 2>/dev/null | $(BIN)/python scripts/mutation_report.py
 
 # Random changes and builds (threads 4, failed and killed builds among them) with every target
-# checked after each recovery; about an hour for the default 2,000 steps. Not part of make
+# checked after each recovery; a little over an hour for the default 2,000 steps. Not part of make
 # test. SOAK_ARGS="--seed 7 --steps 200" for a short one.
 soak: install
 	$(BIN)/python -m tests.soak.soak $(SOAK_ARGS)
