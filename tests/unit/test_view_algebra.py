@@ -156,7 +156,7 @@ def as_dict(table: str, row: tuple) -> dict:
 # No shrinking: the inputs are small already, and a failing run (every killed mutant of
 # `make mutate`) would spend minutes shrinking.
 NO_SHRINK = settings(
-    max_examples=30,
+    max_examples=15,
     derandomize=True,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
