@@ -242,22 +242,7 @@ def _check_readable(
     it, log cleanup, or data files older than the retention."""
     if interval.first > interval.last:
         return
-    since = change_data_feed_on_since(history, interval.last, source.change_data_feed)
-    newest = max((int(row["version"]) for row in history), default=interval.last)
-    on_at_pin = change_data_feed_on_since(history, newest, source.change_data_feed)
-    if since is None and on_at_pin is not None:
-        raise StreamError(
-            f"{request.label}: the interval ends at version {interval.last}, while Change Data "
-            f"Feed was off on {source.name}; it has been on since version {on_at_pin}, and "
-            f"changes made before that are never available. The earliest start is "
-            f"at={{'version': {on_at_pin - 1}}}."
-        )
-    if since is None:
-        raise StreamError(
-            f"{request.label}: Change Data Feed is off on {source.name} at version "
-            f"{interval.last}, and changes() reads it. Turn it on with\n  "
-            f"{enable_command(source.name)}\nChanges made before that are never available."
-        )
+    since = _feed_on_since(request, source, history, interval)
     if interval.first < since:
         raise StreamError(
             f"{request.label}: the interval starts at version {interval.first}, before Change "
@@ -282,3 +267,27 @@ def _check_readable(
             f"{request.label}: Delta can no longer read the changes from version "
             f"{interval.first}: {why}. The earliest start is at={{'version': {earliest - 1}}}."
         )
+
+
+def _feed_on_since(
+    request: ChangesRequest, source: SourceTable, history: list[Row], interval: Interval
+) -> int:
+    """The version from which Change Data Feed has been on through the interval's end; an
+    error naming the fix when it was off there (on since a later version, or off now)."""
+    since = change_data_feed_on_since(history, interval.last, source.change_data_feed)
+    if since is not None:
+        return since
+    newest = max((int(row["version"]) for row in history), default=interval.last)
+    on_at_pin = change_data_feed_on_since(history, newest, source.change_data_feed)
+    if on_at_pin is not None:
+        raise StreamError(
+            f"{request.label}: the interval ends at version {interval.last}, while Change Data "
+            f"Feed was off on {source.name}; it has been on since version {on_at_pin}, and "
+            f"changes made before that are never available. The earliest start is "
+            f"at={{'version': {on_at_pin - 1}}}."
+        )
+    raise StreamError(
+        f"{request.label}: Change Data Feed is off on {source.name} at version "
+        f"{interval.last}, and changes() reads it. Turn it on with\n  "
+        f"{enable_command(source.name)}\nChanges made before that are never available."
+    )
