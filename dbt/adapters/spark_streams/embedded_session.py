@@ -234,29 +234,34 @@ def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
     _require_java()
     metastore_path(creds).mkdir(parents=True, exist_ok=True)
     with _one_resolution_at_a_time(creds):
-        confs = session_confs(creds)
-        archive = _cds_archive(confs)
-        options = cds.start_options(archive) if archive else []
-        try:
-            session = _start(creds, cds.with_java_options(confs, options))
-        except FailedToConnectError as exc:
-            if not (archive and options):
-                raise
-            # The archive must never cost a start: start again without it, and drop it if that
-            # start succeeds (it was the archive).
-            logger.debug(f"Spark did not start with the CDS archive {archive.path}: {exc}")
-            session = _start(creds, confs)
-            cds.forget(archive, f"a start with it failed and one without it succeeded: {exc}")
-            options = []
-        session.sparkContext.setLogLevel("ERROR")
-        jars = "jars_dir" if creds.jars_dir else "spark.jars.packages"
-        if _jars_from_cache(creds, confs):
-            jars = f"the jar cache {jar_cache.entry_dir(creds.delta_package)}"
-        logger.debug(
-            f"Started embedded Spark {session.version} with {creds.delta_package} from {jars}"
-            + (f", CDS archive {archive.path}" if archive and options else ", no CDS archive")
-        )
-        _after_start(creds, confs, session, archive)
+        return _start_session(creds)
+
+
+def _start_session(creds: SparkStreamsCredentials) -> SparkSession:
+    """Start Spark with the session's confs (and the CDS archive, when there is one)."""
+    confs = session_confs(creds)
+    archive = _cds_archive(confs)
+    options = cds.start_options(archive) if archive else []
+    try:
+        session = _start(creds, cds.with_java_options(confs, options))
+    except FailedToConnectError as exc:
+        if not (archive and options):
+            raise
+        # The archive must never cost a start: start again without it, and drop it if that
+        # start succeeds (it was the archive).
+        logger.debug(f"Spark did not start with the CDS archive {archive.path}: {exc}")
+        session = _start(creds, confs)
+        cds.forget(archive, f"a start with it failed and one without it succeeded: {exc}")
+        options = []
+    session.sparkContext.setLogLevel("ERROR")
+    jars = "jars_dir" if creds.jars_dir else "spark.jars.packages"
+    if _jars_from_cache(creds, confs):
+        jars = f"the jar cache {jar_cache.entry_dir(creds.delta_package)}"
+    logger.debug(
+        f"Started embedded Spark {session.version} with {creds.delta_package} from {jars}"
+        + (f", CDS archive {archive.path}" if archive and options else ", no CDS archive")
+    )
+    _after_start(creds, confs, session, archive)
     return session
 
 
