@@ -15,22 +15,27 @@ row once, the history's open rows equal the source): anything lost or duplicated
 
     python -m tests.soak.soak --seed 7 --steps 2000
 
-A failure prints the seed, the batch and every statement applied so far, to replay it.
+A failure prints the seed and what failed, then replays ever shorter histories from an empty
+warehouse for up to --shrink-minutes (tests/soak/shrink.py) and prints and saves the shortest
+one that still fails the same way; --replay plays a saved history again.
 """
 
 import argparse
+import json
 import random
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dbt.adapters.spark_streams.streams.faults import CRASH_ENV, STEPS
 from tests.integration.dbt_process import run_dbt_process
 from tests.integration.test_crash_safety import INVARIANTS, PROJECT, wait_for_jvm_exit
+from tests.soak.shrink import Batch, History, shrink, statement_count
 
 PROFILE = """crash:
   target: dev
@@ -115,7 +120,7 @@ class Soak:
     events: int = 10
     added_columns: list[str] = field(default_factory=list)
     next_id: int = 10_000
-    history: list[str] = field(default_factory=list)
+    history: History = ()
     steps: int = 0
     builds: int = 0
     failed: int = 0
@@ -245,74 +250,156 @@ def dbt(
         return subprocess.CompletedProcess(exc.cmd, -1, output[-6000:] + "\n(timed out)", "")
 
 
-def with_statements(statements: list[str]) -> tuple[str, ...]:
+def with_statements(statements: tuple[str, ...]) -> tuple[str, ...]:
     """dbt arguments that make the build's on-run-start hook apply `statements` first."""
-    return ("--vars", str({"statements": statements})) if statements else ()
+    return ("--vars", str({"statements": list(statements)})) if statements else ()
 
 
-def checked_build(project: Path, soak: Soak, batch: int, statements: list[str]) -> None:
+@dataclass(frozen=True)
+class Failure:
+    """A build that did not do what the soak asked: `what` names the failed checks and models
+    (or the soak's own complaint) without their values, so a replay can be matched to it."""
+
+    batch: int
+    what: str
+    output: str
+
+
+def failure(batch: int, complaint: str, output: str) -> Failure:
+    named = sorted(set(re.findall(r"(?:Failure|Error) in (?:test|model|operation) (\w+)", output)))
+    timed_out = ["timed out"] if output.endswith("(timed out)") else []
+    return Failure(batch, ", ".join([complaint, *named, *timed_out]), output[-6000:])
+
+
+def checked_build(
+    project: Path, soak: Soak, batch: int, statements: tuple[str, ...]
+) -> Failure | None:
     """A build (applying `statements` first) that must succeed and pass every invariant."""
     built = dbt(project, "build", *with_statements(statements))
     soak.builds += 1
     missing = [name for name in CHECKS if f"PASS {name}" not in built.stdout]
     if built.returncode != 0 or missing:
-        fail(soak, batch, built.stdout[-6000:])
+        return failure(batch, "a build failed or a check did not pass", built.stdout)
     soak.checks += len(CHECKS)
     soak.rows_compared += soak.target_rows()
+    return None
 
 
-def fail(soak: Soak, batch: int, output: str) -> None:
-    print(output)
-    print(f"\nSOAK FAILED at batch {batch} (seed {soak.seed}). Statements applied, in order:")
-    print("\n".join(soak.history))
-    sys.exit(1)
+def play(project: Path, soak: Soak, number: int, batch: Batch) -> Failure | None:
+    """One batch: its statements applied by a build that passes every check, or by a build made
+    to fail or killed at a step of the commit protocol and then a checked build that recovers."""
+    statements = batch.statements
+    if batch.outcome == "fail":
+        broken = dbt(project, "run", "--vars", str({"fail": True, "statements": list(statements)}))
+        soak.builds += 1
+        soak.failed += 1
+        if broken.returncode == 0 or "injected_failure_no_such_table" not in broken.stdout:
+            return failure(number, "the build made to fail did not fail as asked", broken.stdout)
+        statements = ()
+    elif batch.outcome != "build":
+        killed = dbt(project, "run", *with_statements(statements), env={CRASH_ENV: batch.outcome})
+        soak.builds += 1
+        soak.killed += 1
+        if killed.returncode != -9:
+            return failure(
+                number, f"the build asked to die at {batch.outcome} did not", killed.stdout
+            )
+        wait_for_jvm_exit(project / "metastore")
+        statements = ()
+    return checked_build(project, soak, number, statements)
 
 
-def run(seed: int, steps: int, root: Path) -> Soak:
-    soak = Soak(seed)
+def start(soak: Soak, root: Path) -> tuple[Path, Failure | None]:
+    """A fresh copy of the project under `root`, built once."""
     project = prepare(root)
     first = dbt(project, "build", "--vars", "{round: 0}")
-    if first.returncode != 0:
-        fail(soak, 0, first.stdout[-6000:])
-    batch, started = 0, time.monotonic()
-    while soak.steps < steps:
-        batch += 1
-        statements = [soak.statement() for _ in range(soak.rng.randint(*BATCH))]
-        soak.history += statements
-        soak.steps += len(statements)
-        outcome = soak.rng.random()
-        if outcome < 0.15:
-            broken = dbt(project, "run", "--vars", str({"fail": True, "statements": statements}))
-            soak.builds += 1
-            soak.failed += 1
-            if broken.returncode == 0 or "injected_failure_no_such_table" not in broken.stdout:
-                fail(soak, batch, f"the failed build did not fail as asked:\n{broken.stdout}")
-            statements = []
-        elif outcome < 0.30:
-            step = soak.rng.choice(STEPS)
-            killed = dbt(project, "run", *with_statements(statements), env={CRASH_ENV: step})
-            soak.builds += 1
-            soak.killed += 1
-            if killed.returncode != -9:
-                fail(soak, batch, f"the build asked to die at {step} did not:\n{killed.stdout}")
-            wait_for_jvm_exit(project / "metastore")
-            statements = []
-        checked_build(project, soak, batch, statements)
+    return project, None if first.returncode == 0 else failure(
+        0, "the first build failed", first.stdout
+    )
+
+
+def replay(history: History, root: Path) -> Failure | None:
+    """`history` played again from an empty warehouse: its first failure, if any."""
+    with tempfile.TemporaryDirectory(dir=root) as trial:
+        soak = Soak(seed=0)
+        project, failed = start(soak, Path(trial))
+        for number, batch in enumerate(history, start=1):
+            failed = failed or play(project, soak, number, batch)
+        return failed
+
+
+def random_batch(soak: Soak) -> Batch:
+    statements = tuple(soak.statement() for _ in range(soak.rng.randint(*BATCH)))
+    outcome = soak.rng.random()
+    if outcome < 0.15:
+        return Batch(statements, "fail")
+    if outcome < 0.30:
+        return Batch(statements, soak.rng.choice(STEPS))
+    return Batch(statements)
+
+
+def run(soak: Soak, steps: int, root: Path) -> Failure | None:
+    project, failed = start(soak, root)
+    started = time.monotonic()
+    while soak.steps < steps and not failed:
+        batch = random_batch(soak)
+        soak.history += (batch,)
+        soak.steps += len(batch.statements)
+        failed = play(project, soak, len(soak.history), batch)
         minutes = (time.monotonic() - started) / 60
-        print(f"batch {batch}: {soak.steps} steps, {soak.builds} builds ({soak.failed} failed, "
-              f"{soak.killed} killed), {soak.rows_compared} rows compared, {minutes:.1f} min",
-              flush=True)  # fmt: skip
-    return soak
+        print(f"batch {len(soak.history)}: {soak.steps} steps, {soak.builds} builds "
+              f"({soak.failed} failed, {soak.killed} killed), {soak.rows_compared} rows "
+              f"compared, {minutes:.1f} min", flush=True)  # fmt: skip
+    return failed
+
+
+def report(soak: Soak, failed: Failure, root: Path, shrink_minutes: float) -> None:
+    """Print the failure, then shrink its history and print and save the shortest one found."""
+    print(failed.output)
+    print(f"\nSOAK FAILED at batch {failed.batch} (seed {soak.seed}): {failed.what}", flush=True)
+    history = soak.history[: failed.batch]
+    if shrink_minutes > 0:
+        print(
+            f"Shrinking its {len(history)} batches for up to {shrink_minutes:g} minutes ...",
+            flush=True,
+        )
+
+        def fails_the_same_way(candidate: History) -> bool:
+            again = replay(candidate, root)
+            return again is not None and again.what == failed.what
+
+        history = shrink(history, fails_the_same_way, shrink_minutes)
+    saved = Path(f"soak-failure-{soak.seed}.json").resolve()
+    saved.write_text(json.dumps([asdict(batch) for batch in history], indent=1))
+    print(f"\nThe shortest history found ({len(history)} batches, {statement_count(history)} "
+          f"statements), saved to {saved}; replay it with --replay {saved}:")  # fmt: skip
+    for number, batch in enumerate(history, start=1):
+        print(f"-- batch {number}: {batch.outcome}")
+        print("\n".join(f"{statement};" for statement in batch.statements))
+
+
+def load(path: Path) -> History:
+    return tuple(Batch(tuple(b["statements"]), b["outcome"]) for b in json.loads(path.read_text()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--shrink-minutes", type=float, default=60)
+    parser.add_argument("--replay", type=Path, help="a history a failed soak saved")
     options = parser.parse_args()
     started = time.monotonic()
+    soak = Soak(options.seed)
     with tempfile.TemporaryDirectory(prefix="soak-") as root:
-        soak = run(options.seed, options.steps, Path(root))
+        if options.replay:
+            soak.history = load(options.replay)
+            failed = replay(soak.history, Path(root))
+        else:
+            failed = run(soak, options.steps, Path(root))
+        if failed:
+            report(soak, failed, Path(root), 0 if options.replay else options.shrink_minutes)
+            sys.exit(1)
     minutes = (time.monotonic() - started) / 60
     print(
         f"\nSoak passed: seed {options.seed}, {soak.steps} random steps, {soak.builds} builds "
