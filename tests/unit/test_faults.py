@@ -47,3 +47,39 @@ def test_during_the_write_it_dies_shortly_after_the_step() -> None:
 def test_other_steps_and_no_request_go_on(asked: str | None, step: str) -> None:
     assert exit_code(asked, step) == 0
     assert faults.STEPS == ("after_pin", "during_write", "after_commit")
+
+
+def test_in_this_process_other_steps_start_no_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same checks in the test's own process (so mutation testing sees the calls): nothing
+    asked, or another step asked, neither kills nor arms a timer; `during_write` arms a daemon
+    timer (a build that finishes first exits normally)."""
+    started: list[tuple[float, bool]] = []
+
+    class Timer:
+        def __init__(self, delay: float, then: object) -> None:
+            self.delay, self.daemon, self.then = delay, False, then
+
+        def start(self) -> None:
+            assert self.then is faults._kill
+            started.append((self.delay, self.daemon))
+
+    monkeypatch.setattr(faults, "_kill", lambda: started.append((-1.0, True)))
+    monkeypatch.setattr(faults.threading, "Timer", Timer)
+    monkeypatch.delenv(faults.CRASH_ENV, raising=False)
+    faults.at_step("during_write")
+    monkeypatch.setenv(faults.CRASH_ENV, "after_commit")
+    faults.at_step("after_pin")
+    faults.at_step("during_write")
+    assert started == []
+    faults.at_step("after_commit")
+    assert started == [(-1.0, True)]
+    monkeypatch.setenv(faults.CRASH_ENV, "during_write")
+    faults.at_step("during_write")
+    assert started == [(-1.0, True), (faults.WRITE_DELAY_SECONDS, True)]
+
+
+def test_the_kill_is_sigkill_of_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(faults.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    faults._kill()
+    assert sent == [(os.getpid(), signal.SIGKILL)]
