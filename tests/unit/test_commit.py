@@ -112,8 +112,9 @@ def test_a_write_that_lost_the_race_names_the_streams() -> None:
         "not land ([DELTA_CONCURRENT_APPEND] Files were added). Nothing was consumed by this "
         "run; run the model again to consume what is left."
     )
-    with pytest.raises(RuntimeError, match="DELTA_METADATA_CHANGED"):
+    with pytest.raises(RuntimeError, match="DELTA_METADATA_CHANGED") as other:
         run_with_commit(failing("[DELTA_METADATA_CHANGED]"), "merge ...", COMMIT)
+    assert type(other.value) is RuntimeError  # passed on as it came, not as a lost race
 
 
 def test_a_skipped_transaction_names_the_idempotency_pair() -> None:

@@ -69,6 +69,10 @@ def test_an_interval_whose_log_was_cleaned_up_is_refused():
     with pytest.raises(StreamError, match=r"outside the history .* run from 5 to 6"):
         changes(run, at={"version": 2})
     assert "table_changes('`raw`.`orders`', 5, 6)" in changes(run, at={"version": 4})
+    with pytest.raises(StreamError, match=r"start state \(version 3\) is outside the history"):
+        changes(run, before={"version": 4})  # the state before 4 is 3: cleaned up
+    with pytest.raises(StreamError, match=r"end state \(version 7\) is outside the history"):
+        changes(run, at={"version": 4}, end={"version": 7})
 
 
 def test_the_default_end_is_the_pin_shared_with_the_build():

@@ -2,6 +2,7 @@
 question to the source is asked with, append-only ranges read without netting, and the
 records a build moves to."""
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -167,3 +168,62 @@ def test_a_start_outside_the_history_names_it() -> None:
         "Stream orders_mirror__orders: start {'version': -5} is outside the history of "
         "`raw`.`orders`, whose versions run from 0 to 9."
     )
+
+
+@pytest.mark.parametrize(
+    ("start", "at", "first"),
+    [(0, False, 0), (9, True, 10), (9, False, 9)],  # the oldest state, and after the newest
+)
+def test_a_start_at_either_end_of_the_history_is_read(start: int, at: bool, first: int) -> None:
+    sql = resolve(
+        CheckingKind(version=9), {}, build(exists=False),
+        request(start={"version": start}, start_at=at),
+    )  # fmt: skip
+    assert sql == f"standard changes {first}..9 keyed ('ID',)"
+
+
+@pytest.mark.parametrize(("start", "at"), [(10, True), (-1, False)])  # first 11, first -1
+def test_a_start_one_past_either_end_is_refused(start: int, at: bool) -> None:
+    with pytest.raises(StreamError, match="outside the history"):
+        resolve(
+            CheckingKind(version=9), {}, build(exists=False),
+            request(start={"version": start}, start_at=at),
+        )  # fmt: skip
+
+
+def test_a_full_refresh_starts_an_existing_stream_over_without_its_history() -> None:
+    """--full-refresh recreates the stream: initial rows at the pin, the source prepared as
+    for a new stream, the old offset's history never read."""
+    kind, refreshed = CheckingKind(), build(full_refresh=True)
+    assert resolve(kind, registered(offset=9), refreshed) == "initial rows at 12"
+    assert "history" not in kind.asked and "check_same" not in kind.arguments
+    assert kind.arguments["prepare"][1] is True  # creating
+    assert refreshed.moves and not refreshed.only_appends
+    [(recorded, _)] = refreshed.reads.values()
+    assert recorded.offset_version == 12
+
+
+def test_the_first_history_read_pins_the_source_for_every_later_reference() -> None:
+    """Repeatable read for existing streams: the history read of the first stream pins the
+    source; a second stream of the same source in the build is read with that pin and up to
+    it, though a commit landed in between."""
+    pins_given: list[int | None] = []
+
+    class PinRecordingKind(CheckingKind):
+        def history(self, run, source, offset, pin):
+            pins_given.append(None if pin is None else pin.version)
+            return super().history(run, source, offset, pin)
+
+    kind, later = PinRecordingKind(version=12), build()
+    stored = {
+        "orders_mirror__orders": registered(offset=9)["orders_mirror__orders"],
+        "orders_audit__orders": replace(
+            registered(offset=10)["orders_mirror__orders"], name="orders_audit__orders"
+        ),
+    }
+    assert resolve(kind, stored, later) == "append_only changes 10..12 keyed ('ID',)"
+    kind.version = 13  # a commit lands while the build runs
+    second = resolve(kind, stored, later, request("orders_audit__orders"))
+    assert second == "append_only changes 11..12 keyed ('ID',)"
+    assert pins_given == [None, 12]
+    assert later.pins["`raw`.`orders`"].version == 12
