@@ -102,6 +102,23 @@ def test_a_committed_offset_superseded_by_a_new_one_is_not_checked() -> None:
     assert not any("max(txn_version)" in s for s in spark.statements)
 
 
+def test_the_same_transaction_queued_twice_is_written_once_as_queued_last() -> None:
+    """A build's commit found again (the same transaction: a retried flush, or the roll-
+    forward of the commit this build just queued) is written once, as queued last."""
+    spark = FakeSpark(stored={"orders": 1})
+    registry = Registry(spark.run, "shop")
+    registry.queue([record("orders", 4, offset=7)])
+    registry.queue([record("orders", 4, offset=8)])
+    registry.queue_if_behind([record("orders", 4, offset=8)])
+
+    new, rolled = registry.flush()
+
+    assert new == [record("orders", 4, offset=8)] and rolled == []
+    [insert] = spark.inserts()
+    assert insert.count("'orders'") == 1 and ", 8, " in insert
+    assert not any("max(txn_version)" in s for s in spark.statements)
+
+
 def test_a_failed_append_keeps_the_queue_for_a_retry() -> None:
     spark = FakeSpark(fail_inserts=1)
     registry = Registry(spark.run, "shop")

@@ -101,7 +101,7 @@ def test_a_missing_source_is_stale_with_the_error() -> None:
 
 def test_a_source_that_is_no_longer_delta_is_stale() -> None:
     status = stream_status(Source(provider=None), offset_at(Source(), 1))
-    assert status["stale"] is True
+    assert status["stale"] is True and status["stale_after"] is None
     assert status["stale_reason"] == "source `raw`.`orders` is no longer a Delta table"
 
 
@@ -140,11 +140,11 @@ def test_a_view_stream_is_fresh_while_its_view_is_unchanged() -> None:
 
 def test_a_redefined_or_invalid_view_makes_its_stream_stale() -> None:
     status = stream_status(Shop(), view_record("old"))
-    assert status["stale"] is True
+    assert status["stale"] is True and status["stale_after"] is None
     assert status["stale_reason"] == "view shop.paired (or a view it reads) was redefined"
     grouped = Shop(view="select id, count(*) as n from orders group by id")
     status = stream_status(grouped, view_record("old"))
-    assert status["stale"] is True
+    assert status["stale"] is True and status["stale_after"] is None
     assert status["stale_reason"].startswith("Stream paired_mirror__paired: view shop.paired ")
     assert "GROUP BY" in status["stale_reason"]
 
@@ -188,16 +188,17 @@ def test_an_insert_only_stream_is_fresh_while_its_folder_is_read() -> None:
 
 def test_an_insert_only_stream_over_another_folder_or_a_gone_one_is_stale() -> None:
     moved = stream_status(landing(), files_record(), FileSetsAt("file:/landing/old"))
-    assert moved["stale"] is True
+    assert moved["stale"] is True and moved["stale_after"] is None
     assert moved["stale_reason"] == (
         "`landing`.`events` now reads file:/landing/events, not file:/landing/old"
     )
     gone = stream_status(landing(gone=True), files_record(), FileSetsAt("file:/landing/events"))
-    assert gone["stale"] is True
+    assert gone["stale"] is True and gone["stale_after"] is None
     assert gone["stale_reason"].startswith(
         "Stream events_log__events: the location file:/landing/events of source "
     )
     missing = stream_status(landing(), files_record(), FileSetsAt(None))
+    assert missing["stale"] is True and missing["stale_after"] is None
     assert (
         missing["stale_reason"]
         == "Stream events_log__events: the set of files it consumed is missing"
