@@ -6,6 +6,8 @@ into one of three reasons by where the change sits in the engine's source:
   the fix a message names, not every word of it;
 - equivalent: only the letter case of SQL changed, outside any quoted SQL string; Spark's
   keywords, function names and identifiers are case-insensitive;
+- fallback: the default of a `.get(key, default)` or an `x or default` changed, for a value
+  Delta's history and catalog always give (no test feeds a row without it);
 - sql: the text of generated SQL changed (a string wrapped in XX, or the case of a quoted SQL
   string); the unit tests assert the SQL's structure, and only running it on Spark tells
   (the functional tests do, make mutate does not);
@@ -27,6 +29,8 @@ NAME = re.compile(r"^\s*(?P<name>(?P<module>[\w.]+?)\.x[_ǁ]\S+?__mutmut_\d+): s
 MESSAGE_CALLS = ("StreamError", "StreamStaleError", "warnings.append")
 # Python-side string handling: a case change there is not equivalent.
 PYTHON_CALLS = {"get", "startswith", "endswith", "split", "replace", "index", "find", "lower"}
+# The default of a `.get(key, default)` or the `or default` of a value read from Delta.
+FALLBACK = re.compile(r"(\.get\([^()]*,\s*\"?|\bor\s+\"?)$")
 SQL_WORDS = re.compile(
     r"\b(select|from|where|over|partition|by|case|when|then|else|end|join|union|all|as|and|"
     r"or|not|in|is|null|true|false|count_if|row_number|sum|max|min|cast|struct|named_struct|"
@@ -35,6 +39,7 @@ SQL_WORDS = re.compile(
 REASONS = {
     "wording": "wording of a message",
     "equivalent": "equivalent: SQL letter case",
+    "fallback": "changes a fallback for a value Delta's history and catalog always give",
     "sql": "changes the SQL `{function}` generates: only Spark can tell (make mutate runs none)",
     "untested": "untested: no unit test of `{function}` pins it",
 }
@@ -97,9 +102,17 @@ def reason(module: str, function: str, removed: str, added: str) -> str:
         quoted = re.compile(r"'[^']*'")
         if quoted.findall(removed) == quoted.findall(added) or _python_quotes_only(removed, added):
             return "equivalent"
+    prefix = _common_prefix(removed, added)
+    if FALLBACK.search(prefix):
+        return "fallback"
     if in_string and not python_side and (function.endswith("_sql") or SQL_WORDS.search(removed)):
         return "sql"
     return "untested"
+
+
+def _common_prefix(removed: str, added: str) -> str:
+    same = next((i for i, (a, b) in enumerate(zip(removed, added, strict=False)) if a != b), None)
+    return removed[: min(len(removed), len(added)) if same is None else same]
 
 
 def _case_only(removed: str, added: str) -> bool:

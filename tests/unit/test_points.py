@@ -50,3 +50,11 @@ def test_a_time_before_the_history_is_an_error_that_names_the_first_commit() -> 
         state_version(history, "`raw`.`orders`", {"timestamp": "2026-11-23 09:00:00"}, False)
     with pytest.raises(StreamError, match="begins with version 0, committed at 2026-11-23 09:00"):
         state_version(history, "`raw`.`orders`", {"timestamp": "2026-11-22"}, True)
+
+
+def test_a_version_point_needs_no_history_read() -> None:
+    def no_reads(sql: str) -> list[dict]:
+        raise AssertionError(f"a version point read the history: {sql}")
+
+    assert state_version(no_reads, "`raw`.`orders`", {"version": 7}, True) == 7
+    assert state_version(no_reads, "`raw`.`orders`", {"version": 7}, False) == 6
