@@ -1,6 +1,9 @@
 """The file sets of insert-only streams (no JVM): a set's header read back, the one listing
 query's files and header told apart, and the statements that write a set."""
 
+import pytest
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.file_sets import FileEntry, FileSet, FileSets
 from dbt.adapters.spark_streams.streams.file_table import FileTable
 
@@ -81,3 +84,22 @@ def test_a_listed_set_keeps_the_old_sets_files_that_are_still_there() -> None:
 
 def test_sets_are_dropped_per_stream() -> None:
     assert FileSets(Recorder([]), SETS).drop_sql("s") == f"delete from {SETS} where stream = 's'"
+
+
+def test_a_listing_of_a_gone_folder_names_the_stream_and_the_location() -> None:
+    def gone(sql: str) -> list[dict]:
+        raise RuntimeError("[PATH_NOT_FOUND] Path does not exist: file:/landing/events")
+
+    with pytest.raises(StreamError) as raised:
+        FileSets(gone, SETS).pending(TABLE, "events_log__events", "set-1", "true", 501)
+    assert raised.value.msg.startswith(
+        "Stream events_log__events: the location file:/landing/events of source "
+        "`landing`.`events` no longer exists"
+    )
+
+
+def test_a_header_found_without_an_old_set_is_the_empty_sets() -> None:
+    run = Recorder([{"kind": "set", "path": "file:/landing/events", "size": 0, "ms": 1700}])
+    _, header = FileSets(run, SETS).pending(TABLE, "s", None, "true", 501)
+    assert header == FileSet("", "file:/landing/events", 1700)
+    assert "and set_id = '' and path = ''" in run.asked[0]
