@@ -1,16 +1,17 @@
 """`make mutate`'s list of surviving mutants, each with what it changed and why it survived.
 
 Reads `mutmut results` on stdin, asks `mutmut show` for each survivor's diff and sorts it
-into one of three reasons by where the change sits in the engine's source:
+into one of five reasons by where the change sits in the engine's source:
 - wording: the change is in the text of an error or warning; the tests assert the object and
   the fix a message names, not every word of it;
 - equivalent: only the letter case of SQL changed, outside any quoted SQL string; Spark's
   keywords, function names and identifiers are case-insensitive;
 - fallback: the default of a `.get(key, default)` or an `x or default` changed, for a value
   Delta's history and catalog always give (no test feeds a row without it);
-- sql: the text of generated SQL changed (a string wrapped in XX, or the case of a quoted SQL
-  string); the unit tests assert the SQL's structure, and only running it on Spark tells
-  (the functional tests do, make mutate does not);
+- sql: the text of generated SQL changed (a string wrapped in XX, the case of a quoted SQL
+  string, or any change in a module that only builds SQL); the unit tests assert the SQL's
+  structure, and only running it on Spark tells (the functional tests do; make mutate runs
+  none);
 - untested: no unit test pins this detail; the line names the function whose unit tests
   miss it (the functional tests run the engine on Spark, but make mutate does not run them).
 Prints Markdown, one line per survivor, grouped by module.
@@ -29,6 +30,8 @@ NAME = re.compile(r"^\s*(?P<name>(?P<module>[\w.]+?)\.x[_ǁ]\S+?__mutmut_\d+): s
 MESSAGE_CALLS = ("StreamError", "StreamStaleError", "warnings.append")
 # Python-side string handling: a case change there is not equivalent.
 PYTHON_CALLS = {"get", "startswith", "endswith", "split", "replace", "index", "find", "lower"}
+# Modules that only build SQL (the netting, system-time and view change queries).
+SQL_MODULES = {"changes", "system_time", "view_changes", "view_interval"}
 # The default of a `.get(key, default)` or the `or default` of a value read from Delta.
 FALLBACK = re.compile(r"(\.get\([^()]*,\s*\"?|\bor\s+\"?)$")
 SQL_WORDS = re.compile(
@@ -105,6 +108,8 @@ def reason(module: str, function: str, removed: str, added: str) -> str:
     prefix = _common_prefix(removed, added)
     if FALLBACK.search(prefix):
         return "fallback"
+    if module.rsplit(".", 1)[-1] in SQL_MODULES:
+        return "sql"
     if in_string and not python_side and (function.endswith("_sql") or SQL_WORDS.search(removed)):
         return "sql"
     return "untested"
