@@ -76,7 +76,8 @@ mutate: install
 	@echo "Each surviving mutant and why: docs/mutation-survivors.md"
 
 # Random changes and builds (threads 4, failed and killed builds among them) with every target
-# checked after each recovery; a little over an hour for the default 2,000 steps. Not part of make
+# checked after each recovery; a little over an hour for the default 2,000 steps. A failure then
+# shrinks its history for up to --shrink-minutes (60) and saves it for --replay. Not part of make
 # test. SOAK_ARGS="--seed 7 --steps 200" for a short one.
 soak: install
 	$(BIN)/python -m tests.soak.soak $(SOAK_ARGS)
