@@ -12,7 +12,7 @@ from dbt.adapters.spark_streams.streams.view_definition import read_view_definit
 from dbt.adapters.spark_streams.streams.view_interval import view_changes_sql
 from dbt.adapters.spark_streams.streams.view_stream import resolve_view_stream
 
-BUILTINS = {"upper", "concat_ws", "date_add", "coalesce", "nvl2", "abs", "substring"}
+BUILTINS = {"upper", "concat_ws", "date_add", "coalesce", "nvl2", "abs", "substring", "crc32"}
 
 
 class FakeCatalog:
@@ -87,6 +87,20 @@ def test_joins_filters_unions_and_ctes_expand_to_qualified_delta_tables():
     )  # fmt: skip
     assert "FROM `shop`.`inner_v`" not in view.sql and "FROM `big`" not in view.sql
     assert "JOIN `shop`.`customers` AS `c`" in view.sql
+
+
+def test_a_builtin_function_the_parser_does_not_know_is_looked_up_once_and_kept():
+    asked: list[str] = []
+    catalog = FakeCatalog({"shop.v": "select id, crc32(name) as c, crc32(id) as d from orders"},
+                          TABLES)  # fmt: skip
+
+    def run(sql: str) -> list[Row]:
+        asked.append(sql)
+        return catalog(sql)
+
+    view = read_view_definition(run, "shop", "v", "s")
+    assert view.sql.lower().count("crc32(") == 2
+    assert asked.count("show system functions like 'crc32'") == 1
 
 
 def test_a_view_reads_the_columns_spark_recorded_renamed_to_its_own():

@@ -211,3 +211,22 @@ def test_a_dry_run_records_nothing() -> None:
     the_build = build(dry_run=True)
     sql = resolve(Shop(stored=offsets(1)), the_build)
     assert " where false" in sql and the_build.reads == {}
+
+
+def test_an_append_only_view_stream_reads_the_inserts_without_netting() -> None:
+    sql = resolve(Shop(stored=offsets(1)), build(), mode="append_only")
+    assert "_change_type = 'insert'" in sql
+    assert "row_number()" not in sql.lower()  # no netting window
+    netted = resolve(Shop(stored=offsets(1)), build())
+    assert "row_number()" in netted.lower() or "count_if" in netted.lower()
+
+
+def test_a_full_refresh_starts_a_view_stream_over_at_the_pins() -> None:
+    """--full-refresh recreates the stream: the view's rows at the pins, as on a first build,
+    and every table's offset moves to its pin."""
+    refreshed = StreamBuild(CONSUMER, "analytics", "`analytics`.`paired_mirror`", True, True, True)
+    sql = resolve(Shop(stored=offsets(1)), refreshed)
+    assert "TABLE_CHANGES" not in sql.upper()
+    assert "(SELECT * FROM `shop`.`orders` VERSION AS OF 3) AS `o`" in sql
+    assert refreshed.reads[f"{NAME}@shop.orders"][0].offset_version == 3
+    assert refreshed.reads[NAME][0].created_on > offsets(1)[NAME].created_on
