@@ -9,9 +9,9 @@ into one of five reasons by where the change sits in the engine's source:
 - fallback: the default of a `.get(key, default)` or an `x or default` changed, for a value
   Delta's history and catalog always give (no test feeds a row without it);
 - sql: the text of generated SQL changed (a string wrapped in XX, the case of a quoted SQL
-  string, or any change in a module that only builds SQL); the unit tests assert the SQL's
-  structure, and only running it on Spark tells (the functional tests do; make mutate runs
-  none);
+  string, or any change in a module or `*_sql` function that only builds SQL); the unit
+  tests assert the SQL's structure, and only running it on Spark tells (the functional
+  tests do; make mutate runs none);
 - untested: no unit test pins this detail; the line names the function whose unit tests
   miss it (the functional tests run the engine on Spark, but make mutate does not run them).
 Prints Markdown, one line per survivor, grouped by module.
@@ -108,7 +108,7 @@ def reason(module: str, function: str, removed: str, added: str) -> str:
     prefix = _common_prefix(removed, added)
     if FALLBACK.search(prefix):
         return "fallback"
-    if module.rsplit(".", 1)[-1] in SQL_MODULES:
+    if module.rsplit(".", 1)[-1] in SQL_MODULES or function.endswith("_sql"):
         return "sql"
     if in_string and not python_side and (function.endswith("_sql") or SQL_WORDS.search(removed)):
         return "sql"
