@@ -358,7 +358,7 @@ def report(soak: Soak, failed: Failure, root: Path, shrink_minutes: float) -> No
     print(failed.output)
     print(f"\nSOAK FAILED at batch {failed.batch} (seed {soak.seed}): {failed.what}", flush=True)
     history = soak.history[: failed.batch]
-    if shrink_minutes > 0:
+    if shrink_minutes > 0 and history:  # a failed first build has no history to shrink
         print(
             f"Shrinking its {len(history)} batches for up to {shrink_minutes:g} minutes ...",
             flush=True,
