@@ -382,6 +382,19 @@ def load(path: Path) -> History:
     return tuple(Batch(tuple(b["statements"]), b["outcome"]) for b in json.loads(path.read_text()))
 
 
+def replay_saved(path: Path) -> int:
+    """--replay: a saved history played again from an empty warehouse; 1 if it still fails."""
+    history = load(path)
+    with tempfile.TemporaryDirectory(prefix="soak-") as root:
+        failed = replay(history, Path(root))
+    if failed:
+        print(failed.output)
+        print(f"\nREPLAY FAILED at batch {failed.batch} of {path}: {failed.what}")
+        return 1
+    print(f"\nReplay passed: {len(history)} batches, {statement_count(history)} statements.")
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
@@ -389,16 +402,14 @@ def main() -> None:
     parser.add_argument("--shrink-minutes", type=float, default=60)
     parser.add_argument("--replay", type=Path, help="a history a failed soak saved")
     options = parser.parse_args()
+    if options.replay:
+        sys.exit(replay_saved(options.replay))
     started = time.monotonic()
     soak = Soak(options.seed)
     with tempfile.TemporaryDirectory(prefix="soak-") as root:
-        if options.replay:
-            soak.history = load(options.replay)
-            failed = replay(soak.history, Path(root))
-        else:
-            failed = run(soak, options.steps, Path(root))
+        failed = run(soak, options.steps, Path(root))
         if failed:
-            report(soak, failed, Path(root), 0 if options.replay else options.shrink_minutes)
+            report(soak, failed, Path(root), options.shrink_minutes)
             sys.exit(1)
     minutes = (time.monotonic() - started) / 60
     print(
