@@ -309,7 +309,7 @@ def play(project: Path, soak: Soak, number: int, batch: Batch) -> Failure | None
     return checked_build(project, soak, number, statements)
 
 
-def start(soak: Soak, root: Path) -> tuple[Path, Failure | None]:
+def start(root: Path) -> tuple[Path, Failure | None]:
     """A fresh copy of the project under `root`, built once."""
     project = prepare(root)
     first = dbt(project, "build", "--vars", "{round: 0}")
@@ -322,7 +322,7 @@ def replay(history: History, root: Path) -> Failure | None:
     """`history` played again from an empty warehouse: its first failure, if any."""
     with tempfile.TemporaryDirectory(dir=root) as trial:
         soak = Soak(seed=0)
-        project, failed = start(soak, Path(trial))
+        project, failed = start(Path(trial))
         for number, batch in enumerate(history, start=1):
             failed = failed or play(project, soak, number, batch)
         return failed
@@ -339,7 +339,7 @@ def random_batch(soak: Soak) -> Batch:
 
 
 def run(soak: Soak, steps: int, root: Path) -> Failure | None:
-    project, failed = start(soak, root)
+    project, failed = start(root)
     started = time.monotonic()
     while soak.steps < steps and not failed:
         batch = random_batch(soak)
