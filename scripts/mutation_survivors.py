@@ -110,7 +110,7 @@ def reason(module: str, function: str, removed: str, added: str) -> str:
         return "fallback"
     if module.rsplit(".", 1)[-1] in SQL_MODULES or function.endswith("_sql"):
         return "sql"
-    if in_string and not python_side and (function.endswith("_sql") or SQL_WORDS.search(removed)):
+    if in_string and not python_side and SQL_WORDS.search(removed):
         return "sql"
     return "untested"
 
