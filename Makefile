@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends clean
+.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -108,6 +108,11 @@ bench-files: install
 # A mirror on insert-only batches (an INSERT, not a MERGE) against the floor MERGE:
 bench-appends: install
 	$(BIN)/python -m bench.appends $(BENCH_ARGS)
+
+# One dbt run of 20 stream models on 20 sources of 1M rows against the sum of their floors:
+# bench/many.md.
+bench-many: install
+	$(BIN)/python -m bench.many $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \

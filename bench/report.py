@@ -157,7 +157,7 @@ def write_report(results: list[Any], out: Path) -> None:
         "",
     ]
     # written by bench/<part>.py
-    for part in ("time_travel.md", "views.md", "history.md", "files.md", "appends.md"):
+    for part in ("time_travel.md", "views.md", "history.md", "files.md", "appends.md", "many.md"):
         if (out / part).exists():
             lines += [(out / part).read_text()]
     (out / "results.md").write_text("\n".join(lines))

@@ -101,7 +101,8 @@ class Bench:
             "using delta"
         )
         self.insert_rows(0, n)
-        self.dbt("run", "--full-refresh", "--exclude", "tag:views", "tag:history", "tag:files")
+        others = ("tag:views", "tag:history", "tag:files", "tag:many")
+        self.dbt("run", "--full-refresh", "--exclude", *others)
         self.dbt("run", "--select", "stream_mirror")  # consumes the stream's own setup commits
         self.floor_write(
             f"create or replace table {FLOOR} using delta {FLOOR_PROPERTIES} "
@@ -109,9 +110,11 @@ class Bench:
         )
         self.floor_version = self.latest_version()
 
-    def insert_rows(self, start: int, count: int, updated_at: str = LOADED_AT) -> None:
+    def insert_rows(
+        self, start: int, count: int, updated_at: str = LOADED_AT, table: str = SOURCE
+    ) -> None:
         self.sql(
-            f"insert into {SOURCE} select id, id % 50000, "
+            f"insert into {table} select id, id % 50000, "
             "element_at(array('placed', 'paid', 'shipped', 'returned'), cast(id % 4 + 1 as int)), "
             "cast(id % 100000 as decimal(12, 2)) / 100, "
             f"{LOADED_AT} + make_interval(0, 0, 0, 0, 0, 0, id % 86400), {updated_at}, "
@@ -119,32 +122,38 @@ class Bench:
         )
         self.next_id = max(self.next_id, start + count)
 
-    def latest_version(self) -> int:
-        return int(self.sql(f"describe history {SOURCE} limit 1")[0]["version"])
+    def latest_version(self, table: str = SOURCE) -> int:
+        return int(self.sql(f"describe history {table} limit 1")[0]["version"])
 
-    def apply_changes(self, n: int, d: int, rep: int) -> None:
+    def apply_changes(self, n: int, d: int, rep: int, table: str = SOURCE) -> None:
         """A third each of updates, deletes and inserts, on contiguous id ranges."""
         third = max(d // 3, 1)
         start = (rep * 3 * third) % max(n - 3 * third, 1)
         self.sql(
-            f"update {SOURCE} set status = 'updated', amount = amount + 1, "
+            f"update {table} set status = 'updated', amount = amount + 1, "
             f"updated_at = current_timestamp() where id >= {start} and id < {start + third}"
         )
-        self.sql(f"delete from {SOURCE} where id >= {start + third} and id < {start + 2 * third}")
-        self.insert_rows(self.next_id, d - 2 * third, updated_at="current_timestamp()")
+        self.sql(f"delete from {table} where id >= {start + third} and id < {start + 2 * third}")
+        self.insert_rows(self.next_id, d - 2 * third, "current_timestamp()", table)
 
     def floor(self) -> float:
         """Hand-written: the changes of exactly the new versions, MERGEd by key. Finding the
         newest version is part of it, as pinning is part of the stream's build."""
         began = time.perf_counter()
-        latest = self.latest_version()
-        if latest > self.floor_version:
+        self.floor_version = self.merge_changes(SOURCE, FLOOR, self.floor_version)
+        return time.perf_counter() - began
+
+    def merge_changes(self, source: str, target: str, applied: int) -> int:
+        """MERGE the changes of `source` after version `applied` into `target`; the version
+        applied now."""
+        latest = self.latest_version(source)
+        if latest > applied:
             self.floor_write(
-                f"""merge into {FLOOR} t using (
+                f"""merge into {target} t using (
                   select * from (
                     select *, row_number() over (partition by id order by _commit_version desc,
                       case _change_type when 'delete' then 0 else 1 end desc) as newest
-                    from table_changes('{SOURCE}', {self.floor_version + 1}, {latest})
+                    from table_changes('{source}', {applied + 1}, {latest})
                     where _change_type != 'update_preimage')
                   where newest = 1) s
                 on t.id = s.id
@@ -153,20 +162,22 @@ class Bench:
                 when not matched and s._change_type != 'delete' then
                   insert ({COLUMNS}) values ({SOURCE_VALUES})"""
             )
-        self.floor_version = latest
-        return time.perf_counter() - began
+        return latest
 
     def floor_write(self, statement: str) -> None:
         """A write to the floor's target, with files capped at FILE_ROWS rows as the stream's."""
         run_with_confs(self.sql, statement, write_confs(FILE_ROWS))
 
     def rows_wrong(self, targets: list[str]) -> list[int]:
+        return self.rows_wrong_against(SOURCE, targets)
+
+    def rows_wrong_against(self, source: str, targets: list[str]) -> list[int]:
         """Per target: rows in it but not in the source plus the reverse, as multisets.
 
         One aggregate over the source and every target counts each distinct row in each, so
         a round compares all methods in one pass instead of one pass per target.
         """
-        tables = [SOURCE, *targets]
+        tables = [source, *targets]
         union = " union all ".join(
             f"select {COLUMNS}, {i} as side from {table}" for i, table in enumerate(tables)
         )

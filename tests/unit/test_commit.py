@@ -11,6 +11,7 @@ from dbt.adapters.spark_streams.streams.commit import (
     BuildCommit,
     retry_on_conflict,
     run_with_commit,
+    sql_confs,
     verify_landed,
 )
 from dbt.adapters.spark_streams.streams.consumer_config import ConsumerConfig
@@ -99,7 +100,7 @@ def failing(error: str):
             raise RuntimeError(error)
         return []
 
-    return run
+    return sql_confs(run)
 
 
 def test_a_write_that_lost_the_race_names_the_streams() -> None:

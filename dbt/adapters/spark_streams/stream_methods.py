@@ -18,6 +18,8 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.spark_streams.build_response import StreamBuildResponse
+from dbt.adapters.spark_streams.session_confs import session_confs
+from dbt.adapters.spark_streams.session_cursor import BoundConnection
 from dbt.adapters.spark_streams.stream_listing import format_streams
 from dbt.adapters.spark_streams.streams.build import (
     BuildEnv,
@@ -27,7 +29,7 @@ from dbt.adapters.spark_streams.streams.build import (
     finish,
     plan,
 )
-from dbt.adapters.spark_streams.streams.commit import retry_on_conflict
+from dbt.adapters.spark_streams.streams.commit import RunWithConfs, retry_on_conflict, sql_confs
 from dbt.adapters.spark_streams.streams.consumer_config import (
     ConsumerConfig,
     ModelConfig,
@@ -344,9 +346,19 @@ class StreamMethods(metaclass=AdapterMeta):
         cap); see `write_confs`."""
         build = self._builds().pop((get_invocation_id(), node_id), None)
         self._node_pins.pop((get_invocation_id(), node_id), None)
-        env = BuildEnv(self.run_rows, self._registry(), self._write_source, at_step)
+        registry, with_confs = self._registry(), self._run_with_confs()
+        env = BuildEnv(self.run_rows, registry, self._write_source, at_step, with_confs)
         outcome = finish(env, node_id, build, statement, write_confs(file_rows))
         return StreamBuildResponse.of(outcome)
+
+    def _run_with_confs(self) -> RunWithConfs:
+        """The thread's session's conf API where the connection has its own session
+        (session_confs.py); SQL SET / RESET on dbt-spark's other connections."""
+        wrapper = self.connections.get_thread_connection().handle
+        bound = getattr(wrapper, "handle", None)
+        if isinstance(bound, BoundConnection):
+            return session_confs(bound.session, self.run_rows)
+        return sql_confs(self.run_rows)
 
     def _write_source(self, statement: str, message: str) -> None:
         """A source write a build planned (Change Data Feed on, retention extended).

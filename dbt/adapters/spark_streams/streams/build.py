@@ -20,10 +20,11 @@ from dataclasses import dataclass, field, replace
 
 from dbt.adapters.spark_streams.streams.commit import (
     BuildCommit,
+    RunWithConfs,
     latest_commit_for,
     marker_confs,
     run_with_commit,
-    run_with_confs,
+    sql_confs,
     verify_landed,
 )
 from dbt.adapters.spark_streams.streams.consumer_config import ConsumerConfig
@@ -152,12 +153,18 @@ def _write_strategy(consumer: ConsumerConfig, build: StreamBuild | None) -> str:
 
 @dataclass(frozen=True)
 class BuildEnv:
-    """What `finish` needs from the adapter."""
+    """What `finish` needs from the adapter. `with_confs` runs a statement with session confs
+    around it; by default through `run`, as SQL SET / RESET."""
 
     run: RunSql
     registry: Registry
     write_source: Callable[[str, str], None]
     at_step: AtStep
+    with_confs: RunWithConfs | None = None
+
+    def run_with_confs(self, statement: str, confs: dict[str, str]) -> list:
+        """Run `statement` with `confs` set around it and only around it."""
+        return (self.with_confs or sql_confs(self.run))(statement, confs)
 
 
 def finish(
@@ -172,7 +179,7 @@ def finish(
             env.registry.queue_if_behind(build.committed)
         return BuildOutcome("OK, no pending changes")
     if build is None or not build.reads:
-        run_with_confs(env.run, statement, confs)
+        env.run_with_confs(statement, confs)
         return BuildOutcome("OK")
     for source_write, message in build.source_writes:
         env.write_source(source_write, message)
@@ -183,7 +190,8 @@ def finish(
     env.at_step("during_write")
     # The write runs the change read: a read across a source's schema change may need
     # Delta's schema check off, for this statement only (streams/schema_changes.py).
-    reported = run_with_commit(env.run, statement, commit, {**confs, **build.schema_reads.confs})
+    confs = {**confs, **build.schema_reads.confs}
+    reported = run_with_commit(env.run_with_confs, statement, commit, confs)
     if reported:
         counts = WriteCounts.from_merge_row(reported[0])
     else:
@@ -207,5 +215,5 @@ def _finish_dry_run(
     if statement is None:
         return "OK, --empty: nothing consumed"
     commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
-    run_with_confs(env.run, statement, {**confs, **marker_confs(commit)})
+    env.run_with_confs(statement, {**confs, **marker_confs(commit)})
     return "OK, --empty: target created empty, nothing consumed"

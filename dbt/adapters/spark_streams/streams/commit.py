@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
@@ -26,6 +27,10 @@ TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 HISTORY_DEPTH = 20
 T = TypeVar("T")
+# Runs one statement with session confs set around it and only around it. The adapter sets
+# them through the session's conf API where it has a session (session_confs.py); SQL SET /
+# RESET (`sql_confs`) serves every other connection.
+RunWithConfs = Callable[[str, dict[str, str]], list[Row]]
 
 
 @dataclass(frozen=True)
@@ -118,13 +123,18 @@ def run_with_confs(run: RunSql, statement: str, confs: dict[str, str]) -> list[R
             run(f"RESET {key}")
 
 
+def sql_confs(run: RunSql) -> RunWithConfs:
+    """`run_with_confs` over SQL SET / RESET statements run by `run`."""
+    return partial(run_with_confs, run)
+
+
 def marker_confs(commit: BuildCommit) -> dict[str, str]:
     """The conf that records the commit in the target's history (DESCRIBE HISTORY)."""
     return {USER_METADATA: commit.user_metadata()}
 
 
 def run_with_commit(
-    run: RunSql, statement: str, commit: BuildCommit, confs: dict[str, str] | None = None
+    run: RunWithConfs, statement: str, commit: BuildCommit, confs: dict[str, str] | None = None
 ) -> list[Row]:
     """Run the build's one write statement with the offsets attached (plus `confs`).
 
@@ -137,7 +147,7 @@ def run_with_commit(
         TXN_VERSION: str(commit.txn_version),
     }
     try:
-        return run_with_confs(run, statement, {**commit_confs, **(confs or {})})
+        return run(statement, {**commit_confs, **(confs or {})})
     except Exception as exc:
         if any(marker in str(exc) for marker in CONFLICT_MARKERS):
             raise consumed_elsewhere(commit, str(exc)) from exc
