@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 METHODS = ("stream", "full_rebuild", "watermark_merge", "floor")
+CURVE_FRACTION = 0.001  # the D of the seconds-against-N panel
 
 
 def medians(results: list[Any]) -> dict[tuple[int, int, str], tuple[float, int]]:
@@ -113,6 +114,25 @@ def target_rows(table: dict) -> list[str]:
     ]
 
 
+def curve_rows(table: dict) -> list[str]:
+    """Issue 20's targets for the largest N: a stream far cheaper than a rebuild there, and a
+    stream cost that stays flat from the smallest N for the same absolute D."""
+    rounds = _complete(table)
+    if not rounds:
+        return []
+    largest = max(n for n, _, _ in rounds)
+    rebuilds = [
+        c["stream"][0] / c["full_rebuild"][0]
+        for n, d, c in rounds
+        if n == largest and d <= n * CURVE_FRACTION
+    ]
+    flat = _scaling(table, rounds, "stream")
+    return [
+        _verdict(f"stream / full rebuild <= 0.1 at N = {largest:,}, D <= 0.1%", rebuilds, 0.1),
+        _verdict("stream at largest N / smallest N <= 1.3", flat, 1.3),
+    ]
+
+
 def _with_registry(table: dict, rounds: list) -> list[float]:
     """Stream / floor with the run's registry append added to the stream's build: what one
     stream model per dbt run costs."""
@@ -155,6 +175,12 @@ def write_report(results: list[Any], out: Path) -> None:
         "| --- | --- | --- |",
         *target_rows(table),
         "",
+        "Targets at the largest N (issue 20, part 4):",
+        "",
+        "| target | measured | |",
+        "| --- | --- | --- |",
+        *curve_rows(table),
+        "",
     ]
     # written by bench/<part>.py
     for part in ("time_travel.md", "views.md", "history.md", "files.md", "appends.md", "many.md"):
@@ -171,8 +197,9 @@ def plot(table: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     sizes = sorted({n for n, _, _ in table})
-    figure, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4), squeeze=False)
-    for axis, n in zip(axes[0], sizes, strict=True):
+    panels = len(sizes) + 1
+    figure, axes = plt.subplots(1, panels, figsize=(6 * panels, 4), squeeze=False)
+    for axis, n in zip(axes[0], sizes, strict=False):
         for method in METHODS:
             points = sorted(
                 (d, s) for (tn, d, m), (s, _) in table.items() if tn == n and m == method
@@ -183,8 +210,30 @@ def plot(table: dict, path: Path) -> None:
             xscale="log", xlabel="change batch D (rows)", ylabel="seconds", title=f"N = {n:,}"
         )
         axis.legend()
+    _plot_against_n(axes[0][-1], table, sizes)
     figure.tight_layout()
     figure.savefig(path)
+
+
+def _plot_against_n(axis: Any, table: dict, sizes: list[int]) -> None:
+    """Seconds against N at D = 0.1% of N, log-log: a flat curve is a cost that does not grow
+    with the table."""
+    for method in METHODS:
+        points = [
+            (n, table[(n, int(n * CURVE_FRACTION), method)][0])
+            for n in sizes
+            if (n, int(n * CURVE_FRACTION), method) in table
+        ]
+        if points:
+            axis.plot(*zip(*points, strict=True), marker="o", label=method)
+    axis.set(
+        xscale="log",
+        yscale="log",
+        xlabel="table size N (rows)",
+        ylabel="seconds",
+        title=f"D = {CURVE_FRACTION:.1%} of N",
+    )
+    axis.legend()
 
 
 def main() -> None:
