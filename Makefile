@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many clean
+.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,13 @@ soak: install
 bench: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+
+# make bench's four methods at N = 1M and 20M, D = 0.01% and 0.1% (and 1M's D's at 20M), 3
+# repetitions: the curve at a size where rebuilds hurt, in bench/curve/ (about an hour).
+bench-curve: install
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.run --sizes 1000000 20000000 --deltas 0.0001 0.001 \
+	    --out bench/curve $(BENCH_ARGS)
 
 # for_system_time against Delta's TIMESTAMP AS OF (1M rows, 100 commits): bench/time_travel.md.
 bench-time-travel: install
