@@ -208,6 +208,11 @@ def change_sizes(n: int, sizes: list[int], fractions: list[float]) -> list[int]:
     return sorted(max(d, 3) for d in wanted if d <= n * max(fractions))
 
 
+def save(results: list[Result], out: Path) -> None:
+    """results.json; `python -m bench.report FILE` writes the report from it."""
+    (out / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000])
@@ -219,6 +224,7 @@ def main() -> None:
     os.chdir(PROJECT)
     bench = Bench()
     results: list[Result] = []
+    options.out.mkdir(parents=True, exist_ok=True)
     for n in options.sizes:
         bench.create_source(n)
         for _ in range(options.reps):
@@ -231,11 +237,14 @@ def main() -> None:
                 results.extend(bench.measure(n, d))
                 print(
                     f"n={n} d={d} rep={rep}: "
-                    + ", ".join(f"{r.method} {r.seconds:.2f}s" for r in results[-5:]),
+                    + ", ".join(
+                        f"{r.method} {r.seconds:.2f}s ({r.rows_wrong})" for r in results[-5:]
+                    ),
                     flush=True,
                 )
-    options.out.mkdir(parents=True, exist_ok=True)
-    (options.out / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
+                # after every round, so that a run stopped early keeps what it measured
+                save(results, options.out)
+    save(results, options.out)
     write_report(results, options.out)
     print(f"medians: {statistics.median(r.seconds for r in results):.2f}s overall")
 
