@@ -88,7 +88,7 @@ bench: install
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 # make bench's four methods at N = 1M and 20M, D = 0.01% and 0.1% (and 1M's D's at 20M), 3
-# repetitions: the curve at a size where rebuilds hurt, in bench/curve/ (about an hour).
+# repetitions: the curve at a size where rebuilds hurt, in bench/curve/ (about two hours).
 bench-curve: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run --sizes 1000000 20000000 --deltas 0.0001 0.001 \
