@@ -29,7 +29,7 @@ from dbt.adapters.spark_streams.streams.commit import (
 )
 from dbt.adapters.spark_streams.streams.consumer_config import ConsumerConfig
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
-from dbt.adapters.spark_streams.streams.run_sql import RunSql
+from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
 from dbt.adapters.spark_streams.streams.schema_changes import SchemaReads
 from dbt.adapters.spark_streams.streams.source import SourceVersion
 from dbt.adapters.spark_streams.streams.write_counts import WriteCounts
@@ -162,7 +162,7 @@ class BuildEnv:
     at_step: AtStep
     with_confs: RunWithConfs | None = None
 
-    def run_with_confs(self, statement: str, confs: dict[str, str]) -> list:
+    def run_with_confs(self, statement: str, confs: dict[str, str]) -> list[Row]:
         """Run `statement` with `confs` set around it and only around it."""
         return (self.with_confs or sql_confs(self.run))(statement, confs)
 
