@@ -87,15 +87,8 @@ class Many:
 
     def create(self, n: int) -> None:
         bench = self.bench
-        bench.sql("create schema if not exists bench_raw")
         for i in range(self.count):
-            bench.sql(f"drop table if exists {source(i)}")
-            bench.sql(
-                f"create table {source(i)} (id bigint, customer_id bigint, status string, "
-                "amount decimal(12, 2), created_at timestamp, updated_at timestamp, "
-                "note string) using delta"
-            )
-            bench.insert_rows(0, n, table=source(i))
+            bench.create_orders(source(i), n)
         bench.dbt("run", "--select", "tag:many", "--full-refresh")
         bench.dbt("run", "--select", "tag:many")  # consumes the streams' own setup commits
         for i in range(self.count):
@@ -122,16 +115,8 @@ class Many:
 
     def _run(self) -> dict[int, float]:
         """One dbt run of every mirror; each model's execution time by its number."""
-        bench = self.bench
-        bench.registry_seconds = 0.0
-        args = ["run", "--select", "tag:many", "--threads", str(self.threads)]
-        result = bench.runner.invoke([*args, "--project-dir", str(PROJECT)])
-        if not result.success:
-            raise RuntimeError(f"dbt run failed: {result.exception or result.result}")
-        return {
-            int(node.node.name.rsplit("_", 1)[1]): node.execution_time
-            for node in result.result.results  # type: ignore[union-attr]
-        }
+        nodes = self.bench.dbt_nodes("run", "--select", "tag:many", "--threads", str(self.threads))
+        return {int(node.node.name.rsplit("_", 1)[1]): node.execution_time for node in nodes}
 
     def _merge_seconds(self, table: str) -> float:
         """The last commit's own execution time, from Delta's operation metrics."""

@@ -81,26 +81,22 @@ class Bench:
 
     def dbt(self, *args: str) -> float:
         """Run dbt in this process; the build's own execution time, in seconds."""
+        return sum(node.execution_time for node in self.dbt_nodes(*args))
+
+    def dbt_nodes(self, *args: str) -> list:
+        """Run dbt in this process; its nodes' results (each with its execution time)."""
         self.registry_seconds = 0.0
         result = self.runner.invoke([*args, "--project-dir", str(PROJECT)])
         if not result.success:
             raise RuntimeError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
-        nodes = getattr(result.result, "results", None) or []
-        return sum(node.execution_time for node in nodes)
+        return list(getattr(result.result, "results", None) or [])
 
     def sql(self, statement: str) -> list:
         return self.spark.sql(statement).collect()
 
     def create_source(self, n: int) -> None:
-        """N orders with keys, strings, decimals and timestamps, then every target built."""
-        self.sql("create schema if not exists bench_raw")
-        self.sql(f"drop table if exists {SOURCE}")
-        self.sql(
-            f"create table {SOURCE} (id bigint, customer_id bigint, status string, "
-            "amount decimal(12, 2), created_at timestamp, updated_at timestamp, note string) "
-            "using delta"
-        )
-        self.insert_rows(0, n)
+        """N orders, then every target built."""
+        self.create_orders(SOURCE, n)
         others = ("tag:views", "tag:history", "tag:files", "tag:many")
         self.dbt("run", "--full-refresh", "--exclude", *others)
         self.dbt("run", "--select", "stream_mirror")  # consumes the stream's own setup commits
@@ -109,6 +105,17 @@ class Bench:
             f"as select * from {SOURCE} order by id"
         )
         self.floor_version = self.latest_version()
+
+    def create_orders(self, table: str, n: int) -> None:
+        """A new table of N orders with keys, strings, decimals and timestamps."""
+        self.sql("create schema if not exists bench_raw")
+        self.sql(f"drop table if exists {table}")
+        self.sql(
+            f"create table {table} (id bigint, customer_id bigint, status string, "
+            "amount decimal(12, 2), created_at timestamp, updated_at timestamp, note string) "
+            "using delta"
+        )
+        self.insert_rows(0, n, table=table)
 
     def insert_rows(
         self, start: int, count: int, updated_at: str = LOADED_AT, table: str = SOURCE
