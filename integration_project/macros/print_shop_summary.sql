@@ -1,13 +1,27 @@
 {#- Prints every relation in the shop's schemas with its kind, format and row count, customer
-    1's versions in the history, the files in the order events' landing folder, then the streams with their offsets (show_streams). -#}
+    1's versions in the history, the files in the order events' landing folder, then the streams with their offsets (show_streams).
+    Each schema is listed once and every count is one query: dbt's get_relation would list the
+    schema again for each relation in a run-operation, which has no relation cache. -#}
 {% macro print_shop_summary() %}
+  {% set relations = [] %}
   {% for schema in ['shop_raw', target.schema] %}
-    {% for name in run_query('show tables in ' ~ schema).columns['tableName'].values() | sort %}
-      {% set relation = adapter.get_relation(database=none, schema=schema, identifier=name) %}
-      {% set rows = run_query('select count(*) from ' ~ relation).columns[0].values()[0] %}
-      {% set kind = relation.type ~ (' (delta)' if relation.is_delta else '') %}
-      {{ print('%-36s %-15s %8d rows' | format(relation ~ '', kind, rows)) }}
+    {% set listed = run_query("show table extended in " ~ schema ~ " like '*'") %}
+    {% for row in listed.rows | sort(attribute='tableName') %}
+      {% set kind = 'view' if 'Type: VIEW' in row['information'] else 'table' %}
+      {% set kind = kind ~ (' (delta)' if 'Provider: delta' in row['information'] else '') %}
+      {% do relations.append((schema ~ '.' ~ row['tableName'], kind)) %}
     {% endfor %}
+  {% endfor %}
+  {% set counts = [] %}
+  {% for name, kind in relations %}
+    {% do counts.append("select " ~ loop.index0 ~ " as i, count(*) as n from " ~ name) %}
+  {% endfor %}
+  {% set rows = {} %}
+  {% for row in run_query(counts | join(' union all ')).rows %}
+    {% do rows.update({row['i']: row['n']}) %}
+  {% endfor %}
+  {% for name, kind in relations %}
+    {{ print('%-36s %-15s %8d rows' | format(name, kind, rows[loop.index0])) }}
   {% endfor %}
   {{ print("customer 1's versions in customers_history:") }}
   {% set versions = run_query("select country, valid_from, valid_to from " ~ target.schema ~ ".customers_history where customer_id = 1 order by valid_from") %}

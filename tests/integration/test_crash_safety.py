@@ -1,10 +1,11 @@
-"""A build SIGKILLed at each step of the commit protocol loses nothing and repeats nothing.
+"""Builds SIGKILLed at each step of the commit protocol lose nothing and repeat nothing.
 
-Each round changes the sources and runs a build that kills its own process at one step (after
-pinning, during the write, after the commit but before the registry update), then a build of
-the insert-only stream of a file table and one of a view stream, each killed at the same step
-(for the file stream, during the write is after its new file set was written). A plain build
-then recovers, and its data tests assert the invariants: the mirror equals its source, the
+Each round changes the sources and runs the four stream models at once (`--threads 4`): the
+apply_changes mirror, the append-only audit, the insert-only stream of a file table and the
+view stream's mirror. The process dies once all four builds have reached the step (after
+pinning, during the write, after the commit but before the registry update; for the file
+stream, during the write is after its new file set was written). A plain build then
+recovers, and its data tests assert the invariants: the mirror equals its source, the
 append-only audit holds every order ever inserted exactly once, the events audit every row of
 every landed file, and the view stream's mirror equals its view.
 """
@@ -16,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.faults import CRASH_ENV, STEPS
+from dbt.adapters.spark_streams.streams.faults import BUILDS_ENV, CRASH_ENV, STEPS
 from tests.integration.dbt_process import run_dbt_process
 
 PROJECT = Path(__file__).resolve().parent / "crash_project"
+STREAM_MODELS = ("customers_mirror", "orders_audit", "events_audit", "paired_mirror")
 INVARIANTS = (
     "mirror_equals_source",
     "audit_has_each_order_once",
@@ -56,20 +58,15 @@ def test_killed_build_then_recovery(project: Path, step: str) -> None:
         project,
         "run",
         "--select",
-        "customers_mirror",
-        "orders_audit",
+        *STREAM_MODELS,
+        "--threads",
+        str(len(STREAM_MODELS)),
         "--vars",
         f"{{round: {round_}}}",
-        env={CRASH_ENV: step},
+        env={CRASH_ENV: step, BUILDS_ENV: str(len(STREAM_MODELS))},
     )
     assert crashed.returncode == -9, crashed.stdout + crashed.stderr
     wait_for_jvm_exit(project / "metastore")
-    # the round's changes are pending for the other streams too: the builds of the file
-    # stream and of the view stream die at the same step
-    for model in ("events_audit", "paired_mirror"):
-        crashed = run_dbt_process(project, "run", "--select", model, env={CRASH_ENV: step})
-        assert crashed.returncode == -9, crashed.stdout + crashed.stderr
-        wait_for_jvm_exit(project / "metastore")
 
     recovered = run_dbt_process(project, "build")
     assert recovered.returncode == 0, recovered.stdout + recovered.stderr

@@ -4,6 +4,7 @@ shortly after it during the write, and never when nothing is asked."""
 import multiprocessing
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -83,3 +84,62 @@ def test_the_kill_is_sigkill_of_this_process(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(faults.os, "kill", lambda pid, sig: sent.append((pid, sig)))
     faults._kill()
     assert sent == [(os.getpid(), signal.SIGKILL)]
+
+
+def _builds_reach(step: str, builds: int, expected: int, seconds: float) -> None:
+    """`builds` threads of one process reach `step` while `expected` are asked for."""
+    os.environ[faults.BUILDS_ENV] = str(expected)
+    faults._arrivals.clear()  # a fresh process counts from zero; this fork inherited counts
+    threads = [
+        threading.Thread(target=_step_then_live, args=(step, seconds)) for _ in range(builds)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def barrier_exit(step: str, builds: int, expected: int, seconds: float = 0.0) -> int | None:
+    """How a process ends when `builds` of its threads reach `step` and `expected` are asked."""
+    os.environ[faults.CRASH_ENV] = step
+    try:
+        process = multiprocessing.get_context("fork").Process(
+            target=_builds_reach, args=(step, builds, expected, seconds)
+        )
+        process.start()
+        process.join(10)
+        return process.exitcode
+    finally:
+        os.environ.pop(faults.CRASH_ENV, None)
+        os.environ.pop(faults.BUILDS_ENV, None)
+
+
+@pytest.mark.parametrize("step", faults.STEPS)
+def test_with_several_builds_the_process_dies_once_all_reached_the_step(step: str) -> None:
+    assert barrier_exit(step, builds=3, expected=3, seconds=3) == -signal.SIGKILL
+
+
+def test_builds_that_do_not_all_arrive_end_the_process_with_its_own_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(faults, "BARRIER_SECONDS", 0.2)
+    assert barrier_exit("after_commit", builds=2, expected=3) == faults.BARRIER_MISSED
+
+
+def test_the_first_arrivals_wait_for_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process: two builds asked, the first waits (no kill yet), the second kills."""
+    killed: list[str] = []
+    monkeypatch.setattr(faults, "_kill", lambda: killed.append(threading.current_thread().name))
+    monkeypatch.setattr(faults, "_arrivals", {})
+    monkeypatch.setenv(faults.CRASH_ENV, "after_pin")
+    monkeypatch.setenv(faults.BUILDS_ENV, "2")
+    first = threading.Thread(target=faults.at_step, args=("after_pin",), name="first")
+    first.start()
+    time.sleep(0.2)
+    assert first.is_alive() and killed == []
+    faults.at_step("after_pin")
+    assert killed == [threading.current_thread().name]
+    with faults._arrived:  # the kill would have ended the waiting build; here wake it
+        faults._arrived.notify_all()
+    first.join(5)
+    assert not first.is_alive() and killed == [threading.current_thread().name]
