@@ -22,6 +22,7 @@ def test_defaults() -> None:
     assert consumer.unique_key == ("id",)
     assert consumer.on_schema_change == "ignore"
     assert consumer.file_rows == 100_000
+    assert consumer.broadcast_change_rows == 100_000
     assert consumer.keep_metadata_columns is False
     assert consumer.streams == StreamSettings(
         auto_enable_change_tracking=True, max_data_extension_days=14
@@ -34,12 +35,14 @@ def test_values_given() -> None:
         unique_key=["a", "b"],
         on_schema_change="sync_all_columns",
         file_rows=3.0,
+        broadcast_change_rows=0,
         keep_metadata_columns=True,
         auto_enable_change_tracking=False,
         max_data_extension_time=0,
     )
     assert (consumer.strategy, consumer.unique_key) == ("append", ("a", "b"))
     assert (consumer.on_schema_change, consumer.file_rows) == ("sync_all_columns", 3)
+    assert consumer.broadcast_change_rows == 0
     assert consumer.keep_metadata_columns is True
     assert consumer.streams == StreamSettings(False, 0)
 
@@ -84,6 +87,11 @@ def test_values_given() -> None:
         ({"file_rows": True}, "file_rows must be a whole number of rows"),
         ({"file_rows": math.nan}, "file_rows must be a whole number of rows"),
         ({"file_rows": math.inf}, "file_rows must be a whole number of rows"),
+        (
+            {"broadcast_change_rows": -5},
+            "Model orders_mirror: broadcast_change_rows must be a whole number of rows (0 for no "
+            "broadcast), not '-5'.",
+        ),
         (
             {"max_data_extension_time": "2 weeks"},
             "Model orders_mirror: max_data_extension_time must be a whole number of days (0 "

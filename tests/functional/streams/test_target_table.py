@@ -1,9 +1,10 @@
 """What a stream build leaves behind: the target's table properties and the registry's log."""
 
+import re
 from dataclasses import replace
 
 import pytest
-from dbt.tests.util import get_connection, run_dbt
+from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 
 from dbt.adapters.spark_streams.streams.registry import (
     COMPACT_EVERY,
@@ -34,7 +35,9 @@ SMALL_FILES_MIRROR = """
 select * from {{ stream(source('shop', 'customers')) }}
 """
 
-UNCAPPED_MIRROR = SMALL_FILES_MIRROR.replace("file_rows=10", "file_rows=0")
+UNCAPPED_MIRROR = SMALL_FILES_MIRROR.replace(
+    "file_rows=10", "file_rows=0, broadcast_change_rows=0"
+)
 
 
 def key_ranges(project, table: str) -> list[tuple[int, int, int]]:
@@ -78,7 +81,7 @@ class TestFileLayout(DeltaProject):
         assert len(key_ranges(project, "uncapped_mirror")) < 5  # Spark's own file sizes
 
         project.run_sql(f"update {schema}.customers set name = 'new' where id in (3, 5)")
-        run_dbt(["run"])
+        _, log = run_dbt_and_capture(["--debug", "run"])
         [merge] = project.run_sql(
             f"describe history {schema}.small_files_mirror limit 1", fetch="all"
         )
@@ -89,6 +92,18 @@ class TestFileLayout(DeltaProject):
             fetch="all",
         )
         assert [row[0] for row in rows] == [3, 5]
+        assert project.run_sql(
+            f"select id from {schema}.uncapped_mirror where name = 'new' order by id", fetch="all"
+        ) == [(3,), (5,)]
+
+        # The four change rows (two updates) are under broadcast_change_rows: the change set
+        # carries the broadcast hint; with broadcast_change_rows=0 it does not.
+        hinted = (
+            r"temporary view\s+\S*{}__dbt_tmp\s+as\s+select /\*\+ BROADCAST\(_stream_changes\)"
+        )
+        assert re.search(hinted.format("small_files_mirror"), log)
+        assert re.search(r"temporary view\s+\S*uncapped_mirror__dbt_tmp", log)
+        assert not re.search(hinted.format("uncapped_mirror"), log)
 
 
 class TestTargetAndRegistry(DeltaProject):

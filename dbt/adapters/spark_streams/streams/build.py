@@ -67,6 +67,7 @@ class StreamBuild:
     committed: tuple[StreamRecord, ...] = ()
     moves: bool = False
     only_appends: bool = True  # every stream's source only gained rows (streams/appends.py)
+    change_rows: int | None = 0  # at most this many change rows; None: unknown (change_size.py)
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
     schema_reads: SchemaReads = field(default_factory=SchemaReads)
@@ -121,6 +122,7 @@ class BuildPlan:
     drop_existing: bool
     has_changes: bool
     write_strategy: str = ""  # the strategy whose macro writes the changes
+    broadcast_changes: bool = False  # hint Spark to broadcast the change set (change_size.py)
 
 
 def plan(
@@ -141,7 +143,15 @@ def plan(
         drop_existing=existing_is_delta is False,
         has_changes=not rebuild and (build is None or build.has_write),
         write_strategy=_write_strategy(consumer, build),
+        broadcast_changes=_broadcasts(consumer, build),
     )
+
+
+def _broadcasts(consumer: ConsumerConfig, build: StreamBuild | None) -> bool:
+    """Whether the history bounds the change set under the model's broadcast_change_rows."""
+    if build is None or not build.reads or build.change_rows is None:
+        return False
+    return 0 < build.change_rows <= consumer.broadcast_change_rows
 
 
 def _write_strategy(consumer: ConsumerConfig, build: StreamBuild | None) -> str:

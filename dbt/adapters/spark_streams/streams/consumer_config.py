@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from dbt.adapters.spark_streams.streams.change_size import DEFAULT_BROADCAST_CHANGE_ROWS
 from dbt.adapters.spark_streams.streams.changes import METADATA_COLUMNS
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.retention import extension_days
@@ -19,6 +20,7 @@ KEYED_STRATEGIES = ("merge", "apply_changes", "history")
 ON_SCHEMA_CHANGE = ("ignore", "append_new_columns", "sync_all_columns", "fail")
 DEFAULT_FILE_ROWS = 100_000
 DEFAULT_EXTENSION_DAYS = 14
+NO_LIMIT = {"file_rows": "no cap", "broadcast_change_rows": "no broadcast"}
 # The stream columns an apply_changes MERGE reads; the target keeps none of them by default.
 APPLY_CHANGES_NEEDS = ("metadata_action", "metadata_isupdate")
 # The stream columns a history build reads to order a key's versions and date them.
@@ -63,6 +65,7 @@ class ConsumerConfig:
     file_rows: int
     keep_metadata_columns: bool
     streams: StreamSettings
+    broadcast_change_rows: int = DEFAULT_BROADCAST_CHANGE_ROWS  # streams/change_size.py
     target_properties: dict[str, str] = field(default_factory=dict)
     history: "HistoryColumns | None" = None  # the history strategy's period columns
 
@@ -92,9 +95,14 @@ class ConsumerConfig:
             strategy=strategy,
             unique_key=unique_key,
             on_schema_change=on_schema_change or "ignore",
-            file_rows=_file_rows(model, config.get("file_rows", DEFAULT_FILE_ROWS)),
+            file_rows=_rows(model, "file_rows", config.get("file_rows", DEFAULT_FILE_ROWS)),
             keep_metadata_columns=_flag(model, config, "keep_metadata_columns", False),
             streams=StreamSettings.from_model_config(model, config),
+            broadcast_change_rows=_rows(
+                model,
+                "broadcast_change_rows",
+                config.get("broadcast_change_rows", DEFAULT_BROADCAST_CHANGE_ROWS),
+            ),
             target_properties=_target_properties(model, config.get("tblproperties")),
             history=HistoryColumns.from_model_config(model, config)
             if strategy == "history"
@@ -219,8 +227,9 @@ def _flag(model: str, config: ModelConfig, name: str, default: bool) -> bool:
     return value
 
 
-def _file_rows(model: str, value: Any) -> int:
-    """The most rows a file of the target holds (0: as Spark writes them)."""
+def _rows(model: str, name: str, value: Any) -> int:
+    """A number of rows (file_rows: the most a file of the target holds; 0: as Spark writes
+    them. broadcast_change_rows: see change_size.py; 0: never)."""
     try:
         number = isinstance(value, int | float) and not isinstance(value, bool)
         whole = number and value == int(value)
@@ -228,7 +237,7 @@ def _file_rows(model: str, value: Any) -> int:
         whole = False
     if not whole or value < 0:
         raise StreamError(
-            f"Model {model}: file_rows must be a whole number of rows (0 for no cap), "
+            f"Model {model}: {name} must be a whole number of rows (0 for {NO_LIMIT[name]}), "
             f"not '{value}'."
         )
     return int(value)

@@ -125,6 +125,7 @@ def _table_intervals(
         )
         before = None if creating else registered(registry, build, sub.name)
         _, source = resolve_with_source(run, registry, build, sub)
+        build.change_rows = None  # a base table's changes join the other tables in full
         pin = build.pins[source.name]
         offset = _offset(run, request, source, pin, before, creating)
         intervals[table] = TableInterval(source, offset, pin)

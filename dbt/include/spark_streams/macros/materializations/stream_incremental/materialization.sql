@@ -14,7 +14,8 @@
     {#- The change set as a temporary view; its columns come from the view's description,
         which costs less than a query for them. -#}
     {%- set tmp_relation = make_temp_relation(this) -%}
-    {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, sql) }}{% endcall %}
+    {%- set changes_sql = spark_streams__broadcast_hinted(sql) if plan.broadcast_changes else sql -%}
+    {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, changes_sql) }}{% endcall %}
     {%- set output_columns = adapter.get_columns_in_relation(tmp_relation) | map(attribute='name') | list -%}
   {%- else -%}
     {%- set output_columns = get_columns_in_query(sql) -%}
@@ -46,6 +47,19 @@
   {% do persist_docs(target_relation, model) %}
   {{ return({'relations': [target_relation]}) }}
 {%- endmaterialization %}
+
+
+{#-
+  The change set, with a hint that Spark broadcast it to the write's join with the target: the
+  build's history bounds its rows (streams/change_size.py), which Spark cannot know, and would
+  otherwise shuffle every key of the target to join them.
+-#}
+{% macro spark_streams__broadcast_hinted(sql) -%}
+  {#- a model may end with a semicolon, which Spark allows after a statement, not in a subquery -#}
+  select /*+ BROADCAST(_stream_changes) */ * from (
+    {{ sql.strip().rstrip(';') }}
+  ) as _stream_changes
+{%- endmacro %}
 
 
 {#-
