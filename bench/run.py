@@ -6,6 +6,7 @@ same session. Every method sees the same source and the same change batch. The r
 a stream run makes once, after its last model, is timed on its own (`registry_append`).
 
     python bench/run.py [--sizes 1000000 5000000] [--deltas 0.0001 0.001 0.01 0.1] [--reps 3]
+    python bench/run.py --sizes 1000000 20000000 --changes 2000  # the same D at every N
 """
 
 import argparse
@@ -224,6 +225,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000])
     parser.add_argument("--deltas", type=float, nargs="+", default=[0.0001, 0.001, 0.01, 0.1])
+    parser.add_argument(
+        "--changes", type=int, nargs="+", help="absolute D's for every N (instead of --deltas)"
+    )
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     options = parser.parse_args()
@@ -238,7 +242,7 @@ def main() -> None:
             seconds = bench.dbt("run", "--select", "stream_mirror")
             [wrong] = bench.rows_wrong(["bench.stream_mirror"])
             results.append(Result(n, 0, "stream_empty", seconds, wrong))
-        for d in change_sizes(n, options.sizes, options.deltas):
+        for d in options.changes or change_sizes(n, options.sizes, options.deltas):
             for rep in range(options.reps):
                 bench.apply_changes(n, d, rep)
                 results.extend(bench.measure(n, d))
