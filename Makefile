@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve clean
+.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,12 @@ bench-curve: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run --sizes 1000000 20000000 --deltas 0.0001 0.001 \
 	    --out bench/curve $(BENCH_ARGS)
+
+# The curve's scaling at one absolute D (2,000 rows at 1M and at 20M), about 40 minutes.
+bench-curve-same-d: install
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.run --sizes 1000000 20000000 --changes 2000 \
+	    --out bench/curve-same-d $(BENCH_ARGS)
 
 # for_system_time against Delta's TIMESTAMP AS OF (1M rows, 100 commits): bench/time_travel.md.
 bench-time-travel: install

@@ -232,6 +232,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     options = parser.parse_args()
 
+    options.out = options.out.resolve()  # before the chdir: --out is relative to the caller
     os.chdir(PROJECT)
     bench = Bench()
     results: list[Result] = []
