@@ -78,7 +78,7 @@ def test_as_of_a_readable_state_reads_that_state_directly() -> None:
         in sql
     )
     assert "table_changes('`shop`.`customers`', 0, 4)" in sql
-    assert "where _n > 0 and _v <= 2" in sql and "where _n < 0 and _v > 2" in sql
+    assert "if(_n > 0 and _v <= 2, " in sql and "if(_n < 0 and _v > 2, " in sql
 
 
 def test_before_a_commit_reads_the_state_ahead_of_it() -> None:

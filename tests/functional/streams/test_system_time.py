@@ -1,11 +1,11 @@
 """for_system_time() replays a scripted history exactly (SPEC section 6, seed 002).
 
-The script inserts, updates, deletes, re-inserts a deleted key, makes a no-op update and
-inserts a duplicate row. Each of the four forms is asked at every commit time, one
-microsecond before and after it, and compared with rows computed in Python from the table's
-`VERSION AS OF` snapshots alone: AS OF t is the newest snapshot committed at or before t,
-BEFORE t the newest strictly before t; FROM t1 TO t2 is AS OF t1 plus the rows each commit in
-(t1, t2) added, BETWEEN the same with t2 included.
+The script inserts, updates, deletes, re-inserts a deleted key, makes a no-op update,
+inserts a duplicate row and updates a row with a null column. Each of the four forms is asked
+at every commit time, one microsecond before and after it, and compared with rows computed in
+Python from the table's `VERSION AS OF` snapshots alone: AS OF t is the newest snapshot
+committed at or before t, BEFORE t the newest strictly before t; FROM t1 TO t2 is AS OF t1
+plus the rows each commit in (t1, t2) added, BETWEEN the same with t2 included.
 """
 
 from collections import Counter
@@ -20,13 +20,14 @@ from dbt.adapters.spark_streams.streams.system_time import SystemTimeRequest, sy
 from tests.functional.adapter.delta import DeltaProject, sources_yml
 
 SCRIPT = (
-    "insert into {t} values (1, 'a'), (2, 'b')",
+    "insert into {t} values (1, 'a'), (2, 'b'), (3, null)",
     "update {t} set v = 'a2' where k = 1",
     "delete from {t} where k = 2",
     "insert into {t} values (2, 'b')",  # the deleted key again
     "update {t} set v = v where k = 1",  # a no-op update
     "insert into {t} values (2, 'b')",  # a duplicate row
     "delete from {t} where k = 1",
+    "update {t} set v = 'c' where k = 3",  # a row with a null column ends
 )
 MICRO = timedelta(microseconds=1)
 FMT = "%Y-%m-%d %H:%M:%S.%f"
@@ -141,6 +142,13 @@ class TestSystemTime(DeltaProject):
                 (history[4], None),
                 (history[6], None),
             ]
+
+            # a row with a null column keeps its period in both plans (AS OF reads the state
+            # and joins its times by row value; BETWEEN builds every version)
+            key_3 = [(history[1], history[8]), (history[8], None)]
+            assert sorted((r["_sys_start"], r["_sys_end"]) for r in rows if r["k"] == 3) == key_3
+            at_7 = run(sql_of("as_of", history[7]))
+            assert [(r["_sys_start"], r["_sys_end"]) for r in at_7 if r["k"] == 3] == key_3[:1]
 
             # asking before the retention start fails, naming it
             with pytest.raises(StreamError, match="is before the retention start"):
