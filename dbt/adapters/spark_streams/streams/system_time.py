@@ -213,8 +213,8 @@ def state_versions_sql(
     return f"""with _events as ({_net_events_sql(source, pin, readable, identity)}),
 _times as (
   select _id,
-    {_times_sql(f"_n > 0 and _v <= {version}", "_n", "false")} as _opens,
-    {_times_sql(f"_n < 0 and _v > {version}", "-_n", "true")} as _closes
+    {_times_sql(f"_n > 0 and _v <= {version}", "_n", ascending=False)} as _opens,
+    {_times_sql(f"_n < 0 and _v > {version}", "-_n", ascending=True)} as _closes
   from _events group by _id
 ), _copies as (
   select {identity} as _id, any_value(_row) as _row, count(*) as _count from ({state}) group by 1
@@ -225,12 +225,12 @@ from _copies left join _times on _copies._id = _times._id
 lateral view posexplode(array_repeat(1, cast(_count as int))) _c as _k, _one"""
 
 
-def _times_sql(condition: str, copies: str, ascending: str) -> str:
+def _times_sql(condition: str, copies: str, ascending: bool) -> str:
     """The commit times of a value's events that meet `condition`, ordered by version
     (`ascending` or not), each repeated once per copy it opens or closes."""
     events = f"collect_list(if({condition}, struct(_v, _ts, {copies} as _repeats), null))"
     return (
-        f"flatten(transform(sort_array({events}, {ascending}), "
+        f"flatten(transform(sort_array({events}, {str(ascending).lower()}), "
         "e -> array_repeat(e._ts, cast(e._repeats as int))))"
     )
 
