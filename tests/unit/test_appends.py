@@ -2,7 +2,7 @@
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.appends import only_appends
+from dbt.adapters.spark_streams.streams.appends import only_appends, only_deletes
 from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
 
 
@@ -52,3 +52,36 @@ def test_a_history_with_a_gap_merges():
         "`s`.`t`", 4, 7, ({"version": 6, "operation": "WRITE", "isBlindAppend": True},)
     )
     assert not only_appends(gap)
+
+
+@pytest.mark.parametrize(
+    "commits",
+    [
+        (),
+        (("DELETE", False),),
+        (("DELETE", False), ("OPTIMIZE", False), ("DELETE", False)),
+    ],
+)
+def test_deletes_and_commits_that_change_no_row(commits):
+    assert only_deletes(history(*commits))
+
+
+@pytest.mark.parametrize(
+    "commits",
+    [
+        (("WRITE", True),),
+        (("DELETE", False), ("UPDATE", False)),
+        (("MERGE", False),),  # even a MERGE that only deleted
+        (("DELETE", False), ("WRITE", True)),
+        (("TRUNCATE", False),),
+        (("RESTORE", False),),
+    ],
+)
+def test_anything_else_is_not_only_deletes(commits):
+    assert not only_deletes(history(*commits))
+
+
+def test_a_history_with_a_gap_is_not_only_deletes():
+    gap = CommitsSinceOffset("`s`.`t`", 4, 7, ({"version": 6, "operation": "DELETE"},))
+    assert not only_deletes(gap)
+    assert not only_deletes(CommitsSinceOffset("`s`.`t`", 4, 6, ()))

@@ -130,9 +130,12 @@ def test_a_skipped_transaction_names_the_idempotency_pair() -> None:
 CONFIG = ConsumerConfig.from_model_config("m", {"unique_key": "id"})
 
 
-def mirror_build(only_appends: bool, reads: bool = True) -> StreamBuild:
+def mirror_build(
+    only_appends: bool, reads: bool = True, only_deletes: bool = False
+) -> StreamBuild:
     build = StreamBuild("model.shop.m", "shop", "`shop`.`m`", True, False, True)
     build.only_appends = only_appends
+    build.only_deletes = only_deletes
     if reads:
         build.reads["s"] = (record("s", 1), "select 1")
     return build
@@ -149,3 +152,15 @@ def test_a_mirror_of_sources_that_only_gained_rows_is_written_by_an_insert() -> 
         "m", {"unique_key": "id", "incremental_strategy": "merge"}
     )
     assert plan(merge, mirror_build(True), True, False).write_strategy == "merge"
+
+
+def test_a_mirror_of_sources_that_only_lost_rows_merges_with_its_delete_clause_only() -> None:
+    deleted = mirror_build(False, only_deletes=True)
+    assert plan(CONFIG, deleted, True, False).write_strategy == "apply_deletes"
+    assert plan(
+        CONFIG, mirror_build(False, reads=False, only_deletes=True), True, False
+    ).write_strategy == ("apply_changes")
+    merge = ConsumerConfig.from_model_config(
+        "m", {"unique_key": "id", "incremental_strategy": "merge"}
+    )
+    assert plan(merge, deleted, True, False).write_strategy == "merge"

@@ -210,8 +210,9 @@ steps = st.lists(
 )
 
 
-# A range of appends only (the mirror's INSERT path, streams/appends.py), one of deletes only,
-# then a key deleted and appended again beside an update (MERGE), every model building.
+# A range of appends only (the mirror's INSERT path, streams/appends.py), one of deletes only
+# (its delete-only MERGE), then a key deleted and appended again beside an update (MERGE),
+# every model building.
 APPENDS_THEN_DELETES_THEN_MIXED = [
     ([Statement("insert", ([("x", 1), ("y", None)],)), Statement("insert", ([("z", 2)],))],
      frozenset()),

@@ -67,6 +67,7 @@ class StreamBuild:
     committed: tuple[StreamRecord, ...] = ()
     moves: bool = False
     only_appends: bool = True  # every stream's source only gained rows (streams/appends.py)
+    only_deletes: bool = True  # every stream's source only lost rows (streams/appends.py)
     change_rows: int | None = 0  # at most this many change rows; None: unknown (change_size.py)
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
@@ -155,10 +156,14 @@ def _broadcasts(consumer: ConsumerConfig, build: StreamBuild | None) -> bool:
 
 
 def _write_strategy(consumer: ConsumerConfig, build: StreamBuild | None) -> str:
-    """The consumer's strategy, except that a mirror of sources that only gained rows since
-    its offsets is written by an INSERT (`append`) instead of a MERGE (streams/appends.py)."""
-    appended = build is not None and bool(build.reads) and build.only_appends
-    return "append" if consumer.strategy == "apply_changes" and appended else consumer.strategy
+    """The consumer's strategy, except for a mirror of sources that only gained rows since its
+    offsets, written by an INSERT (`append`), or only lost rows, written by a MERGE with only
+    its delete clause (`apply_deletes`) (streams/appends.py)."""
+    if consumer.strategy != "apply_changes" or build is None or not build.reads:
+        return consumer.strategy
+    if build.only_appends:
+        return "append"
+    return "apply_deletes" if build.only_deletes else consumer.strategy
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ def resolve_file_stream(
     moves = creating or plan.pending > 0
     build.moves = build.moves or moves
     build.only_appends = False  # one key may come in several files
+    build.only_deletes = False
     build.change_rows = None  # files carry no row counts the listing reads
     if moves and build.consuming:
         build.source_writes.extend(_set_writes(sets, table, request, old, new_id, plan, existing))

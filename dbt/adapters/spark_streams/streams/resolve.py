@@ -7,7 +7,7 @@ twice in one build returns the SQL of the first read, so every reference sees th
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from dbt.adapters.spark_streams.streams.appends import only_appends
+from dbt.adapters.spark_streams.streams.appends import only_appends, only_deletes
 from dbt.adapters.spark_streams.streams.build import StreamBuild
 from dbt.adapters.spark_streams.streams.change_size import add_rows, change_rows
 from dbt.adapters.spark_streams.streams.changes import Snapshot
@@ -83,6 +83,7 @@ def resolve_with_source(
     if existing is not None and not creating:
         history = _read_history(run, build, source, existing, kind)
         build.only_appends = build.only_appends and only_appends(history)
+        build.only_deletes = build.only_deletes and only_deletes(history)
         bound = change_rows(history) if kind is DELTA_TABLE else None
         build.change_rows = add_rows(build.change_rows, bound)
         appended = bool(history.commits) and only_appends(history)
@@ -101,6 +102,7 @@ def resolve_with_source(
     else:
         source = kind.identify(run, source)
         build.only_appends = False  # a new stream's initial rows may hold any key
+        build.only_deletes = False
         build.change_rows = None  # and are the whole table
     source = _prepare_source(build, request, source, creating, kind)
     pin = _pin(run, build, source, kind)

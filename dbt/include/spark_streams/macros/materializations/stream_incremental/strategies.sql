@@ -20,6 +20,10 @@
   {{ return(adapter.dispatch('stream_apply_changes_sql', 'dbt')(source, target, columns, unique_key)) }}
 {%- endmacro %}
 
+{% macro stream_apply_deletes_sql(source, target, columns, unique_key) -%}
+  {{ return(adapter.dispatch('stream_apply_deletes_sql', 'dbt')(source, target, columns, unique_key)) }}
+{%- endmacro %}
+
 {% macro stream_history_sql(source, target, columns, unique_key) -%}
   {{ return(adapter.dispatch('stream_history_sql', 'dbt')(source, target, columns, unique_key)) }}
 {%- endmacro %}
@@ -50,6 +54,19 @@
   when matched then update set {{ spark_streams__set_columns(columns) }}
   when not matched and s.metadata_action = 'INSERT' then insert ({{ get_quoted_csv(columns) }})
     values ({{ spark_streams__prefixed_columns('s', columns) }})
+{%- endmacro %}
+
+
+{#-
+  A mirror whose sources only lost rows since its offsets (streams/appends.py): the change set
+  holds only DELETEs, and a MERGE with only its delete clause finds their rows with an inner
+  join (a MERGE that may insert needs an outer one).
+-#}
+{% macro spark_streams__stream_apply_deletes_sql(source, target, columns, unique_key) -%}
+  merge into {{ target }} as t
+  using (select * from {{ source }} where metadata_action = 'DELETE') as s
+  on {{ spark_streams__key_match(unique_key) }}
+  when matched then delete
 {%- endmacro %}
 
 
