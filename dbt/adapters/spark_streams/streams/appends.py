@@ -40,11 +40,15 @@ def _every_commit(history: CommitsSinceOffset, kind: Callable[[dict], bool]) -> 
 
 
 def _appends(commit: dict) -> bool:
-    operation = str(commit.get("operation") or "")
+    operation = _operation(commit)
     if operation in NO_ROW_CHANGE:
         return True
     return operation in APPENDING_OPERATIONS and commit.get("isBlindAppend") is True
 
 
 def _deletes(commit: dict) -> bool:
-    return str(commit.get("operation") or "") in (*NO_ROW_CHANGE, "DELETE")
+    return _operation(commit) in (*NO_ROW_CHANGE, "DELETE")
+
+
+def _operation(commit: dict) -> str:
+    return str(commit.get("operation") or "")

@@ -82,11 +82,12 @@ def resolve_with_source(
     appended = False
     if existing is not None and not creating:
         history = _read_history(run, build, source, existing, kind)
-        build.only_appends = build.only_appends and only_appends(history)
+        appends = only_appends(history)
+        build.only_appends = build.only_appends and appends
         build.only_deletes = build.only_deletes and only_deletes(history)
         bound = change_rows(history) if kind is DELTA_TABLE else None
         build.change_rows = add_rows(build.change_rows, bound)
-        appended = bool(history.commits) and only_appends(history)
+        appended = bool(history.commits) and appends
         source = kind.check_same(run, request.name, existing, source, history)
         build.warnings.extend(
             kind.check_readable(
