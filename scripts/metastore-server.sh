@@ -18,13 +18,13 @@ if [ ! -f "$jars/derbyclient-10.16.1.1.jar" ]; then
 fi
 
 control() {
-  java -Dderby.system.home="$home" -cp "$jars/*" \
+  java -XX:TieredStopAtLevel=1 -Dderby.system.home="$home" -cp "$jars/*" \
        org.apache.derby.drda.NetworkServerControl "$@" -h localhost -p "$port"
 }
 
 case "$action" in
   start)
-    nohup java -Dderby.system.home="$home" -Dderby.drda.startNetworkServer=true \
+    nohup java -XX:TieredStopAtLevel=1 -Dderby.system.home="$home" -Dderby.drda.startNetworkServer=true \
          -cp "$jars/*" org.apache.derby.drda.NetworkServerControl start -h localhost -p "$port" \
          > "$home/derby-server.log" 2>&1 &
     echo $! > "$home/derby-server.pid"

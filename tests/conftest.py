@@ -87,10 +87,9 @@ def session_target(spark_home: Path) -> dict:
         "jvm_log": str(spark_home / "spark-jvm.log"),
         "shuffle_partitions": 1,
         "driver_memory": "2g",
-        # A test process's JVM runs for many minutes of queries, where the full JIT pays for
-        # its compiles (the adapter's default, the quick tier alone, suits a short dbt run):
-        # test_system_time and test_staleness together took 149 s instead of 165 s.
-        "jvm_options": "-XX:ReservedCodeCacheSize=240m",
+        # No jvm_options: the adapter's default, the JIT's quick tier alone. With the full JIT
+        # the C2 compiler threads took 38 of a test_staleness JVM's 80 CPU-seconds; `make test`
+        # is CPU-bound on two cores, so every compile there delays another worker's queries.
         "server_side_parameters": INTERPRETED,
     }
     jars_dir = os.environ.get("SPARK_STREAMS_JARS_DIR")
