@@ -67,8 +67,8 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # in a fraction of the time Janino takes to compile generated code for every new expression (a
 # third of a tiny MERGE's time), and adaptive query execution re-plans each query for data
 # that small for nothing (test_staleness and test_system_time: 136 s instead of 146 s). Both
-# paths compute the same results (Spark tests one against the other); the integration
-# project's builds run Spark's defaults.
+# paths compute the same results (Spark tests one against the other); the cluster test builds
+# the integration project with Spark's defaults, so generated code stays covered.
 INTERPRETED = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
