@@ -11,6 +11,9 @@ home=$(mkdir -p "${2:?data dir}" && cd "$2" && pwd)
 port=${3:-1527}
 root=$(cd "$(dirname "$0")/.." && pwd)
 jars="$root/.jars/derby-server"
+# The JIT's quick tier, as every JVM of the tests runs (the full JIT's compiles cost more CPU
+# than they save on two cores).
+java=(java -XX:TieredStopAtLevel=1)
 
 if [ ! -f "$jars/derbyclient-10.16.1.1.jar" ]; then
   mvn --quiet -f "$root/scripts/derby-server.pom.xml" dependency:copy-dependencies \
@@ -18,13 +21,13 @@ if [ ! -f "$jars/derbyclient-10.16.1.1.jar" ]; then
 fi
 
 control() {
-  java -XX:TieredStopAtLevel=1 -Dderby.system.home="$home" -cp "$jars/*" \
+  "${java[@]}" -Dderby.system.home="$home" -cp "$jars/*" \
        org.apache.derby.drda.NetworkServerControl "$@" -h localhost -p "$port"
 }
 
 case "$action" in
   start)
-    nohup java -XX:TieredStopAtLevel=1 -Dderby.system.home="$home" -Dderby.drda.startNetworkServer=true \
+    nohup "${java[@]}" -Dderby.system.home="$home" -Dderby.drda.startNetworkServer=true \
          -cp "$jars/*" org.apache.derby.drda.NetworkServerControl start -h localhost -p "$port" \
          > "$home/derby-server.log" 2>&1 &
     echo $! > "$home/derby-server.pid"
