@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pyspark
 
-from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
 from dbt.adapters.spark_streams.embedded_session import session_confs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,9 +34,9 @@ CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
 STATE = "cluster.json"
 WORKERS = 2
 STARTUP_SECONDS = 300
-# The JIT's quick tier for every JVM of the cluster, as the adapter's embedded session uses it:
+# Every JVM of the cluster gets the embedded session's default options (the JIT's quick tier):
 # on two cores the full JIT's compiler threads took about half of a test JVM's CPU time.
-QUICK_JIT = "-XX:TieredStopAtLevel=1"
+QUICK_JIT = DEFAULT_JVM_OPTIONS
 
 
 def free_port() -> int:
