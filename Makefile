@@ -60,7 +60,7 @@ fuzz: install
 	    $(BIN)/pytest tests/functional/streams/test_fuzz.py tests/functional/streams/test_changes_property.py \
 	    tests/functional/streams/test_view_changes.py tests/functional/streams/test_view_fuzz.py \
 	    tests/functional/streams/test_history.py \
-	    tests/functional/streams/test_threads.py tests/integration/test_concurrency.py
+	    tests/functional/streams/test_threads.py tests/integration/test_crash_safety.py::test_two_builds_of_one_consumer_at_once
 
 # Mutation testing of the dbt-free engine (dbt/adapters/spark_streams/streams/) by the unit
 # tests, about half an hour; prints killed / survived / untested mutants per module and writes

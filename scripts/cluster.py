@@ -45,9 +45,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(home: Path) -> dict:
+def start(home: Path, server_confs: dict[str, str] | None = None) -> dict:
     """Start every process (the metastore first, the Connect server last); their pids and
-    ports go to <home>/cluster.json for `stop`."""
+    ports go to <home>/cluster.json for `stop`. `server_confs` are added to the Connect
+    server's (the cluster test's interpreted expressions)."""
     home.mkdir(parents=True, exist_ok=True)
     ports = {name: free_port() for name in ("derby", "master", "master_ui", "connect")}
     state: dict = {"ports": ports, "pids": []}
@@ -63,7 +64,9 @@ def start(home: Path) -> dict:
                 _spawn(home, f"worker-{worker}", _worker_command(home, worker, master))
             )
         _wait_for_workers(home, ports["master_ui"])
-        state["pids"].append(_spawn(home, "connect", _connect_command(home, ports, master)))
+        state["pids"].append(
+            _spawn(home, "connect", _connect_command(home, ports, master, server_confs))
+        )
         _wait_for_port(home, "connect", ports["connect"])
     finally:
         (home / STATE).write_text(json.dumps(state))
@@ -99,7 +102,9 @@ def _worker_command(home: Path, worker: int, master: str) -> list[str]:
             master]  # fmt: skip
 
 
-def _connect_command(home: Path, ports: dict, master: str) -> list[str]:
+def _connect_command(
+    home: Path, ports: dict, master: str, server_confs: dict[str, str] | None
+) -> list[str]:
     """spark-submit of pyspark's Spark Connect server on the master, with the embedded
     session's confs for a shared metastore (Delta, its jars, the warehouse)."""
     creds = SparkStreamsCredentials.from_dict(
@@ -121,6 +126,7 @@ def _connect_command(home: Path, ports: dict, master: str) -> list[str]:
         "spark.executor.extraJavaOptions": QUICK_JIT,
         "spark.executor.cores": "1",
         "spark.cores.max": str(WORKERS),
+        **(server_confs or {}),
     }
     options = [item for key, value in confs.items() for item in ("--conf", f"{key}={value}")]
     return [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master,

@@ -39,7 +39,6 @@ LONGEST_FIRST = (
     "tests/integration/test_shop_project.py",
     "tests/integration/test_crash_safety.py",
     "tests/integration/test_spark_connect.py",
-    "tests/integration/test_concurrency.py",
     "tests/functional/streams/test_column_types.py",
     "tests/functional/streams/test_view_streams.py",
     "tests/functional/streams/test_view_fuzz.py",
@@ -67,8 +66,9 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # in a fraction of the time Janino takes to compile generated code for every new expression (a
 # third of a tiny MERGE's time), and adaptive query execution re-plans each query for data
 # that small for nothing (test_staleness and test_system_time: 136 s instead of 146 s). Both
-# paths compute the same results (Spark tests one against the other); the cluster test builds
-# the integration project with Spark's defaults, so generated code stays covered.
+# paths compute the same results (Spark tests one against the other); the embedded
+# integration-project test builds its project with Spark's defaults, so generated code and
+# adaptive execution stay covered.
 INTERPRETED = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",

@@ -1,26 +1,40 @@
-"""Builds SIGKILLed at each step of the commit protocol lose nothing and repeat nothing.
+"""Builds SIGKILLed at each step of the commit protocol lose nothing and repeat nothing, and
+two dbt processes building the same consumer at once never both consume.
 
-Each round changes the sources and runs the four stream models at once (`--threads 4`): the
-apply_changes mirror, the append-only audit, the insert-only stream of a file table and the
-view stream's mirror. The process dies once all four builds have reached the step (after
+Each crash round changes the sources and runs the four stream models at once (`--threads 4`):
+the apply_changes mirror, the append-only audit, the insert-only stream of a file table and
+the view stream's mirror. The process dies once all four builds have reached the step (after
 pinning, during the write, after the commit but before the registry update; for the file
 stream, during the write is after its new file set was written). A plain build then
 recovers, and its data tests assert the invariants: the mirror equals its source, the
 append-only audit holds every order ever inserted exactly once, the events audit every row of
 every landed file, and the view stream's mirror equals its view.
+
+The concurrency rounds then take the same project further: a Derby network server opens the
+metastore the crash rounds' processes used one at a time, so two dbt processes share it and
+the warehouse. Each round one process changes the sources and both build; each must succeed
+or fail with "is being consumed by another run", and a plain build afterwards must pass the
+same invariants (which also checks that the last recovery left nothing to consume twice).
+One flow for both spares a second project's first build.
 """
 
+import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from dbt.adapters.spark_streams.streams.faults import BUILDS_ENV, CRASH_ENV, STEPS
-from tests.integration.dbt_process import run_dbt_process
+from tests.integration.dbt_process import dbt_command, run_dbt_process
+from tests.integration.ports import free_port
 
+REPO = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parent / "crash_project"
+SERVER = REPO / "scripts" / "metastore-server.sh"
+DRIVER = REPO / ".jars" / "derby-server" / "derbyclient-10.16.1.1.jar"
 STREAM_MODELS = ("customers_mirror", "orders_audit", "events_audit", "paired_mirror")
 INVARIANTS = (
     "mirror_equals_source",
@@ -28,10 +42,12 @@ INVARIANTS = (
     "events_audit_has_each_event_once",
     "paired_mirror_is_view",
 )
+ROUNDS = int(os.environ.get("CONCURRENCY_ROUNDS", "1"))  # `make fuzz` runs more
 
 
 def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
-    """The killed driver's JVM notices its Python is gone and exits, freeing embedded Derby."""
+    """A dbt process's JVM has exited (a killed driver's notices its Python is gone), freeing
+    embedded Derby."""
     marker = f"derby.system.home={metastore}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -40,6 +56,12 @@ def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
             return
         time.sleep(1)
     raise AssertionError(f"the killed build's JVM ({marker}) is still running")
+
+
+def assert_invariants(build: subprocess.CompletedProcess[str]) -> None:
+    assert build.returncode == 0, build.stdout + build.stderr
+    for invariant in INVARIANTS:
+        assert f"PASS {invariant}" in build.stdout
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +89,39 @@ def test_killed_build_then_recovery(project: Path, step: str) -> None:
     )
     assert crashed.returncode == -9, crashed.stdout + crashed.stderr
     wait_for_jvm_exit(project / "metastore")
+    # the next step's crash, or the concurrency rounds, consume after this recovery: a
+    # recovery that left a batch to consume again fails their invariants
+    assert_invariants(run_dbt_process(project, "build"))
 
-    recovered = run_dbt_process(project, "build")
-    assert recovered.returncode == 0, recovered.stdout + recovered.stderr
-    for invariant in INVARIANTS:
-        assert f"PASS {invariant}" in recovered.stdout
 
-    if step == STEPS[-1]:  # earlier steps get this check from the next step's recovery
-        again = run_dbt_process(project, "build")
-        assert again.returncode == 0, again.stdout + again.stderr
-        assert "PASS audit_has_each_order_once" in again.stdout
-        assert "PASS events_audit_has_each_event_once" in again.stdout
+@pytest.fixture
+def shared_metastore(project: Path) -> Iterator[dict[str, str]]:
+    """The crash rounds' metastore behind a Derby network server: the environment that
+    points the project's profile at it."""
+    home, port = project / "metastore", str(free_port())
+    wait_for_jvm_exit(home)  # the last embedded process's Derby is closed
+    subprocess.run(["bash", str(SERVER), "start", str(home), port], check=True, timeout=600)
+    try:
+        yield {
+            "CRASH_METASTORE_URL": f"jdbc:derby://localhost:{port}/metastore_db;create=true",
+            "CRASH_METASTORE_DRIVER_JAR": str(DRIVER),
+        }
+    finally:
+        subprocess.run(["bash", str(SERVER), "stop", str(home), port], check=False)
+
+
+def test_two_builds_of_one_consumer_at_once(project: Path, shared_metastore: dict) -> None:
+    env = shared_metastore
+    first_round = len(STEPS) + 1  # after the crash rounds' changes
+    for round_ in range(first_round, first_round + ROUNDS):
+        both = [
+            dbt_command(project, "run", "--vars", f"{{round: {round_}}}", name="a", env=env),
+            dbt_command(project, "run", name="b", env=env),
+        ]
+        processes = [subprocess.Popen(**command) for command in both]
+        outputs = [process.communicate(timeout=900)[0] for process in processes]
+        for process, output in zip(processes, outputs, strict=True):
+            lost = "is being consumed by another run" in output
+            assert process.returncode == 0 or lost, output
+            print(f"round {round_}: rc={process.returncode} lost={lost}")
+        assert_invariants(run_dbt_process(project, "build", env=env))

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import INTERPRETED
 from tests.integration.dbt_process import run_dbt_process
 
 PROJECT = Path(__file__).resolve().parents[2] / "integration_project"
@@ -15,19 +14,12 @@ RUNTIME_DIRS = ("target", "logs", "spark-warehouse", "metastore", "dbt_packages"
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project, built as a user builds it: with Spark's defaults (generated
+    code, adaptive execution), the one integration test that runs them. The functional tests
+    and the cluster test run interpreted expressions (tests/conftest.py)."""
     copy = tmp_path_factory.mktemp("shop") / "integration_project"
     shutil.copytree(PROJECT, copy, ignore=shutil.ignore_patterns(*RUNTIME_DIRS))
-    with (copy / "profiles.yml").open("a") as profile:
-        profile.write(interpreted_parameters_yaml())
     return copy
-
-
-def interpreted_parameters_yaml() -> str:
-    """The functional tests' interpreted expressions for this copy's target: 260 instead of 309
-    CPU-seconds for this module. The cluster test builds the same project with generated code
-    (its Connect server keeps Spark's defaults), so that path stays covered."""
-    lines = [f'        {key}: "{value}"\n' for key, value in INTERPRETED.items()]
-    return "      server_side_parameters:\n" + "".join(lines)
 
 
 def summary_rows(output: str) -> dict[str, int]:
