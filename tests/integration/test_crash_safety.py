@@ -55,7 +55,7 @@ def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
         if alive.returncode != 0:
             return
         time.sleep(1)
-    raise AssertionError(f"the killed build's JVM ({marker}) is still running")
+    raise AssertionError(f"a dbt process's JVM ({marker}) is still running")
 
 
 def assert_invariants(build: subprocess.CompletedProcess[str]) -> None:
