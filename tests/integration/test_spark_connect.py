@@ -14,7 +14,6 @@ once, and a query Delta rejects must show Delta's error, not the server's stack 
 
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pyspark.sql.connect.session import SparkSession as ConnectSession
@@ -22,9 +21,8 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 from scripts import cluster
 from tests.conftest import INTERPRETED
 from tests.integration.dbt_process import run_dbt_process
+from tests.integration.test_shop_project import PROJECT, RUNTIME_DIRS
 
-SHOP = Path(__file__).resolve().parents[2] / "integration_project"
-SHOP_RUNTIME = ("target", "logs", "spark-warehouse", "metastore", "dbt_packages")
 PAST_LATEST_CHANGES = "select * from table_changes('shop_raw.orders', 999, 1000)"
 # The project's stream_incremental models: each says so when a build finds nothing pending.
 STREAM_MODELS = 5
@@ -85,7 +83,7 @@ def test_integration_project_over_the_cluster(
     server: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     shop = tmp_path_factory.mktemp("shop-cluster") / "integration_project"
-    shutil.copytree(SHOP, shop, ignore=shutil.ignore_patterns(*SHOP_RUNTIME))
+    shutil.copytree(PROJECT, shop, ignore=shutil.ignore_patterns(*RUNTIME_DIRS))
     (shop / "profiles.yml").write_text(
         "shop:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
         f"      method: connect\n      host: sc://localhost:{server}\n"
