@@ -174,6 +174,14 @@ def test_all_streams_are_read_from_the_view() -> None:
     assert catalog.statements[-1] == "select * from `shop`.`dbt_streams`"
 
 
+def test_all_streams_include_the_state_queued_for_the_flush() -> None:
+    logged = [row_of(record("orders", 3)), row_of(record("items", 7))]
+    registry = Registry(Catalog(views=("dbt_streams",), log_rows=logged), "shop")
+    registry.queue([record("orders", 4, offset=9), record("new", 1)])
+    registry.queue_if_behind([record("items", 6, offset=2)])  # older than the log's row
+    assert registry.all() == [record("orders", 4, offset=9), record("items", 7), record("new", 1)]
+
+
 def test_a_dropped_stream_leaves_the_queue_and_the_log() -> None:
     catalog = Catalog(views=("dbt_streams",))
     registry = Registry(catalog, "shop")

@@ -231,11 +231,17 @@ class Registry:
         self.run(f"delete from {self.log} where name = {string_literal(name)}")
 
     def all(self) -> list[StreamRecord]:
-        """Every stream, by name."""
+        """Every stream: its newest logged row, or the state this invocation's builds
+        committed and queued for the flush where that is newer (as `get` answers). The flush
+        runs when dbt closes its connections, after the on-run-end hooks, and a hook's
+        show_streams must see the run's offsets."""
         self.ensure()
-        return [
-            StreamRecord.from_row(row) for row in self.run(f"select * from {self.latest_view}")
-        ]
+        rows = self.run(f"select * from {self.latest_view}")
+        streams = {record.name: record for record in map(StreamRecord.from_row, rows)}
+        with self._lock:
+            queued = [*self._maybe_behind.values(), *self._new.values()]
+        _keep_newest(streams, queued)
+        return list(streams.values())
 
     def append(self, records: list[StreamRecord]) -> None:
         """Record the streams' new state, all in one commit."""
