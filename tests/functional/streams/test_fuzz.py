@@ -275,9 +275,11 @@ class Fuzz:
         results = run_dbt(args + full, expect_pass=not failing)
         status = {result.node.name: str(result.status) for result in results.results}
         assert status == {m: "error" if m in failing else "success" for m in MODELS}, status
+        source = self.rows(f"select k, a, b from {self.names['src']}")
+        assert {k: (a, b) for k, a, b in source} == self.model.keyed
         for model in MODELS:
             if model not in failing:
-                self.check(model, full_refresh)
+                self.check(model, source, full_refresh)
                 self.consumed[model] = self.snapshot(model)
             else:
                 assert self.batch not in self.batches(model)
@@ -293,9 +295,8 @@ class Fuzz:
     def table(self, model: str) -> str:
         return f"{self.project.test_schema}.{model}"
 
-    def check(self, model: str, full_refresh: bool) -> None:
-        source = self.rows(f"select k, a, b from {self.names['src']}")
-        assert {k: (a, b) for k, a, b in source} == self.model.keyed
+    def check(self, model: str, source: list[tuple], full_refresh: bool) -> None:
+        """The model's rows against the Python model; `source` is the keyed table's rows."""
         if model == "mirror":
             mirror = self.rows(f"select k, a, b from {self.table(model)}")
             assert sorted(mirror, key=str) == sorted(source, key=str)

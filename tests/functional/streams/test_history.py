@@ -72,7 +72,7 @@ class TestHistory(DeltaProject):
             "where name = 'customers_history__customers'",
             fetch="all",
         )
-        t0 = self.commit_time(project, start)
+        t0 = self.commit_times(project)[start]
         assert self.rows(project, "customers_history") == {
             (1, "ann", "berlin", t0, None),
             (2, "bob", "paris", t0, None),
@@ -83,7 +83,8 @@ class TestHistory(DeltaProject):
         for commit in COMMITS:
             sql(commit.format(t=table))
         latest = self.latest_version(project)
-        t = {i + 1: self.commit_time(project, latest - len(COMMITS) + 1 + i) for i in range(7)}
+        committed = self.commit_times(project)
+        t = {i + 1: committed[latest - len(COMMITS) + 1 + i] for i in range(7)}
 
         before = self.rows(project, "customers_history")
         offsets = sql(f"select name, offset_version from {schema}.dbt_streams", fetch="all")
@@ -118,7 +119,7 @@ class TestHistory(DeltaProject):
         }
         # every state of the source since the stream began is the history at that time
         for version in range(start, latest + 1):
-            moment = self.commit_time(project, version)
+            moment = committed[version]
             state = sql(f"select id, name, city from {table} version as of {version}", fetch="all")
             covering = {
                 row[:3]
@@ -172,9 +173,10 @@ class TestHistory(DeltaProject):
         return {tuple(row) for row in got}
 
     @staticmethod
-    def commit_time(project, version: int):
+    def commit_times(project) -> dict:
+        """Each version of the source with its commit time, from one DESCRIBE HISTORY."""
         history = project.run_sql(f"describe history {project.test_schema}.customers", fetch="all")
-        return next(row[1] for row in history if int(row[0]) == version)
+        return {int(row[0]): row[1] for row in history}
 
     @staticmethod
     def latest_version(project) -> int:
