@@ -1,5 +1,6 @@
 """What a stream build leaves behind: the target's table properties and the registry's log."""
 
+import json
 import re
 from dataclasses import replace
 
@@ -11,7 +12,12 @@ from dbt.adapters.spark_streams.streams.registry import (
     REGISTRY_COLUMNS,
     Registry,
 )
-from tests.functional.adapter.delta import DeltaProject, sources_yml, table_properties
+from tests.functional.adapter.delta import (
+    DeltaProject,
+    delta_project,
+    sources_yml,
+    table_properties,
+)
 
 SOURCES = sources_yml("shop", "customers")
 
@@ -111,6 +117,12 @@ class TestTargetAndRegistry(DeltaProject):
     def models(self):
         return {"sources.yml": SOURCES, "mirror.sql": MIRROR, "plain_mirror.sql": PLAIN_MIRROR}
 
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        """A hook that lists the streams after the run's builds (the registry append comes
+        after it, when dbt closes its connections)."""
+        return delta_project(**{"on-run-end": ["{{ show_streams(format='json') if execute }}"]})
+
     def test_deletion_vectors_and_offset_log(self, project):
         schema = project.test_schema
         project.run_sql(f"create table {schema}.customers (id int, name string) using delta")
@@ -118,8 +130,16 @@ class TestTargetAndRegistry(DeltaProject):
         run_dbt(["run"])  # reads up to version 1; version 2 turns Change Data Feed on
         project.run_sql(f"update {schema}.customers set name = 'Bo' where id = 2")
         project.run_sql(f"delete from {schema}.customers where id = 1")
-        run_dbt(["run"])  # reads versions 2 to 4
+        _, output = run_dbt_and_capture(["run"])  # reads versions 2 to 4
 
+        # the on-run-end hook's show_streams shows the offsets this run's builds committed
+        shown = [
+            json.loads(line[line.index("{") :]) for line in output.splitlines() if '{"' in line
+        ]
+        assert {(s["name"], s["offset_version"]) for s in shown} == {
+            ("mirror__customers", 4),
+            ("plain_mirror__customers", 4),
+        }
         assert table_properties(project, "mirror")["delta.enableDeletionVectors"] == "true"
         plain = table_properties(project, "plain_mirror")
         assert plain["delta.enableDeletionVectors"] == "false"
