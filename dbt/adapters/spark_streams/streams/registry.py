@@ -231,10 +231,10 @@ class Registry:
         self.run(f"delete from {self.log} where name = {string_literal(name)}")
 
     def all(self) -> list[StreamRecord]:
-        """Every stream: its newest logged row, or the state this invocation's builds
-        committed and queued for the flush where that is newer (as `get` answers). The flush
-        runs when dbt closes its connections, after the on-run-end hooks, and a hook's
-        show_streams must see the run's offsets."""
+        """Every stream: its newest logged row, or the committed state queued for the flush
+        (a build's new offsets, or a roll-forward) where that is newer. The flush runs when
+        dbt closes its connections, after the on-run-end hooks, and a hook's show_streams
+        must see the run's offsets."""
         self.ensure()
         rows = self.run(f"select * from {self.latest_view}")
         streams = {record.name: record for record in map(StreamRecord.from_row, rows)}
