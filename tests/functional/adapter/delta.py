@@ -1,5 +1,6 @@
 """dbt-spark needs `file_format: delta` spelled out; the suites below add it to each project."""
 
+import json
 from typing import Any
 
 import pytest
@@ -39,6 +40,13 @@ def table_properties(project: Any, table: str) -> dict[str, str]:
     """SHOW TBLPROPERTIES of a table in the test schema, as a dict."""
     rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
     return {row[0]: row[1] for row in rows}
+
+
+def shown_streams(output: str) -> dict[str, dict[str, Any]]:
+    """The streams `show_streams(format='json')` printed, by name: one JSON object per line,
+    bare (a run-operation's output) or after dbt's timestamp (a hook in a run's log)."""
+    found = (json.loads(line[line.index("{") :]) for line in output.splitlines() if '{"' in line)
+    return {stream["name"]: stream for stream in found}
 
 
 def create_orders_without_change_data_feed(project: Any) -> None:

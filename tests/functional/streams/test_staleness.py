@@ -3,13 +3,12 @@
 Each consumer mirrors its own source, and the sources go stale in every way Delta allows.
 """
 
-import json
 import time
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, run_in_one_session
+from tests.functional.adapter.delta import DeltaProject, run_in_one_session, shown_streams
 
 CASES = ("short", "feed", "recreated", "replaced", "renamed", "soon", "extended")
 
@@ -158,14 +157,7 @@ class TestStaleness(DeltaProject):
 
         capsys.readouterr()
         run_dbt(["run-operation", "show_streams", "--args", "{format: json}"])
-        shown = {
-            stream["name"]: stream
-            for stream in (
-                json.loads(line)
-                for line in capsys.readouterr().out.splitlines()
-                if line.startswith("{")
-            )
-        }
+        shown = shown_streams(capsys.readouterr().out)
         assert shown["short_mirror__short"]["stale"] is True
         assert shown["recreated_mirror__recreated"]["stale"] is True
         assert shown["renamed_mirror__renamed"]["stale"] is False

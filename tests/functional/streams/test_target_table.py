@@ -1,6 +1,5 @@
 """What a stream build leaves behind: the target's table properties and the registry's log."""
 
-import json
 import re
 from dataclasses import replace
 
@@ -15,6 +14,7 @@ from dbt.adapters.spark_streams.streams.registry import (
 from tests.functional.adapter.delta import (
     DeltaProject,
     delta_project,
+    shown_streams,
     sources_yml,
     table_properties,
 )
@@ -133,10 +133,8 @@ class TestTargetAndRegistry(DeltaProject):
         _, output = run_dbt_and_capture(["run"])  # reads versions 2 to 4
 
         # the on-run-end hook's show_streams shows the offsets this run's builds committed
-        shown = [
-            json.loads(line[line.index("{") :]) for line in output.splitlines() if '{"' in line
-        ]
-        assert {(s["name"], s["offset_version"]) for s in shown} == {
+        shown = shown_streams(output)
+        assert {(s["name"], s["offset_version"]) for s in shown.values()} == {
             ("mirror__customers", 4),
             ("plain_mirror__customers", 4),
         }
