@@ -43,8 +43,8 @@ unit: install
 # Two pytest-xdist workers, each module or test class on one of them (each worker starts its
 # own Spark session, catalog and warehouse); the longest modules go first (tests/conftest.py).
 # Two, not three, on two cores: the integration tests' dbt processes and cluster fill the cores
-# beside them, and a third worker's JVM only added its own JIT and collector work (1,227 s
-# instead of 1,399, back to back on one machine).
+# beside them, and a third worker's JVM only added its own JIT and collector work (the tests
+# took 1,227 s and, in a fresh clone's make test, 1,320 s, against 1,399 s with three).
 PYTEST_WORKERS ?= 2
 functional: install
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=15 \
