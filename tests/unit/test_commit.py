@@ -9,6 +9,7 @@ from dbt.adapters.spark_streams.streams import commit as commit_module
 from dbt.adapters.spark_streams.streams.build import StreamBuild, plan
 from dbt.adapters.spark_streams.streams.commit import (
     BuildCommit,
+    latest_commit_for,
     retry_on_conflict,
     run_with_commit,
     sql_confs,
@@ -164,3 +165,39 @@ def test_a_mirror_of_sources_that_only_lost_rows_merges_with_its_delete_clause_o
         "m", {"unique_key": "id", "incremental_strategy": "merge"}
     )
     assert plan(merge, deleted, True, False).write_strategy == "merge"
+
+
+class TargetHistory:
+    """DESCRIBE HISTORY of a target, newest first, honouring `limit`; records each read."""
+
+    def __init__(self, *user_metadata: str | None) -> None:
+        self.rows = [{"userMetadata": text, "operationMetrics": {}} for text in user_metadata]
+        self.reads: list[str] = []
+
+    def __call__(self, sql: str) -> list[dict]:
+        self.reads.append(sql)
+        return self.rows[: int(sql.rsplit(" ", 1)[1])]
+
+
+def test_the_newest_commit_is_read_alone_first() -> None:
+    history = TargetHistory(COMMIT.user_metadata(), None)
+    assert latest_commit_for(history, "`shop`.`m`", COMMIT.consumer) == COMMIT
+    assert verify_landed(history, "`shop`.`m`", COMMIT) is not None
+    assert history.reads == ["describe history `shop`.`m` limit 1"] * 2
+
+
+def test_a_later_commit_of_another_writer_sends_the_search_deeper() -> None:
+    history = TargetHistory(None, "not ours", COMMIT.user_metadata())  # e.g. OPTIMIZE, a user
+    assert latest_commit_for(history, "`shop`.`m`", COMMIT.consumer) == COMMIT
+    assert history.reads == [
+        "describe history `shop`.`m` limit 1",
+        "describe history `shop`.`m` limit 20",
+    ]
+
+
+def test_a_target_without_stream_builds_is_read_once_when_short() -> None:
+    short, deep = TargetHistory(), TargetHistory(*[None] * 25)
+    assert latest_commit_for(short, "`shop`.`m`", COMMIT.consumer) is None
+    assert short.reads == ["describe history `shop`.`m` limit 1"]
+    assert latest_commit_for(deep, "`shop`.`m`", COMMIT.consumer) is None
+    assert deep.reads[-1] == "describe history `shop`.`m` limit 20"

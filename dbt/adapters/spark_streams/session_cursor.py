@@ -7,7 +7,8 @@ session the adapter built keeps dbt-spark's result handling and drops both probl
 Every call that reaches Spark raises Spark's errors as dbt errors with Spark's (or Delta's)
 error class and message (see spark_errors.py): a statement fails in `execute`, a query at
 its first row (on Spark Connect, a query is only analysed when its schema or rows are asked
-for).
+for). DESCRIBE HISTORY of a Delta table is read on the driver where the session allows it
+(delta_history.py): the same rows without a Spark job.
 """
 
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from typing import Any
 from dbt.adapters.spark.session import Connection, Cursor
 from pyspark.sql import Row, SparkSession
 
+from dbt.adapters.spark_streams.delta_history import history_frame
 from dbt.adapters.spark_streams.spark_errors import readable_spark_errors
 
 
@@ -31,7 +33,8 @@ class BoundCursor(Cursor):
         if parameters:
             sql = sql % parameters
         with readable_spark_errors():
-            self._df = self.session.sql(sql)
+            history = history_frame(self.session, sql)
+            self._df = self.session.sql(sql) if history is None else history
 
     @property
     def description(self) -> Sequence[tuple]:

@@ -9,7 +9,7 @@ rolled forward from the target's history on the next build.
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import partial
@@ -26,6 +26,8 @@ USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 HISTORY_DEPTH = 20
+# The target's newest commit alone, then its HISTORY_DEPTH newest (see _stream_history).
+SEARCH_DEPTHS = (1, HISTORY_DEPTH)
 T = TypeVar("T")
 # Runs one statement with session confs set around it and only around it. The adapter sets
 # them through the session's conf API where it has a session (session_confs.py); SQL SET /
@@ -154,16 +156,20 @@ def run_with_commit(
         raise
 
 
-def stream_commits(run: RunSql, target: str) -> list[BuildCommit]:
-    """The stream builds among the target's recent commits, newest first."""
-    return [commit for commit, _ in _stream_history(run, target)]
-
-
-def _stream_history(run: RunSql, target: str) -> list[tuple[BuildCommit, Row]]:
-    """The stream builds among the target's recent commits with their history rows."""
-    history = run(f"describe history {target} limit {HISTORY_DEPTH}")
-    found = ((BuildCommit.from_user_metadata(row.get("userMetadata")), row) for row in history)
-    return [(commit, row) for commit, row in found if commit is not None]
+def _stream_history(run: RunSql, target: str) -> Iterator[tuple[BuildCommit, Row]]:
+    """The stream builds among the target's recent commits with their history rows, newest
+    first, for a caller that stops at the one it looks for. The newest commit is read alone
+    first: it is nearly always that one (the consumer's last build, or the build's own write),
+    and every commit read costs. Only a caller that reads on gets the HISTORY_DEPTH newest
+    (the newest again among them: looking at a commit twice changes no answer)."""
+    for depth in SEARCH_DEPTHS:
+        history = run(f"describe history {target} limit {depth}")
+        for row in history:
+            commit = BuildCommit.from_user_metadata(row.get("userMetadata"))
+            if commit is not None:
+                yield commit, row
+        if len(history) < depth:
+            return  # that was the whole history
 
 
 def verify_landed(run: RunSql, target: str, commit: BuildCommit) -> WriteCounts:
@@ -190,7 +196,7 @@ def consumed_elsewhere(commit: BuildCommit, why: str) -> StreamConsumedElsewhere
 
 def latest_commit_for(run: RunSql, target: str, consumer: str) -> BuildCommit | None:
     """The newest stream build of `consumer` recorded in the target, if any."""
-    for commit in stream_commits(run, target):
+    for commit, _ in _stream_history(run, target):
         if commit.consumer == consumer:
             return commit
     return None
