@@ -52,12 +52,26 @@ def versions(pending: CommitsSinceOffset) -> list[int]:
 def test_an_offset_within_the_newest_page_reads_one_page() -> None:
     run = FakeHistory(newest=40)
     pending = commits_since_offset(run, "`s`.`t`", offset=30)
-    assert run.statements == [f"describe history `s`.`t` limit {RECENT_COMMITS}"]
+    assert run.statements == [
+        "describe history `s`.`t` limit 8",
+        f"describe history `s`.`t` limit {RECENT_COMMITS}",
+    ]
     assert versions(pending) == list(range(31, 41))
     assert (pending.offset, pending.pin) == (30, 40)
     assert pending.latest == SourceVersion(40, run.rows[0]["timestamp"])
     assert pending.offset_commit == run.rows[10]
     assert pending.log_is_complete()
+
+
+def test_an_offset_a_few_commits_back_reads_only_the_newest_few() -> None:
+    run = FakeHistory(newest=40)
+    pending = commits_since_offset(run, "`s`.`t`", offset=33)
+    assert run.statements == ["describe history `s`.`t` limit 8"]
+    assert versions(pending) == list(range(34, 41))
+    assert pending.offset_commit == run.rows[7]
+    short = FakeHistory(newest=3)  # a history shorter than the page is all of it
+    assert versions(commits_since_offset(short, "`s`.`t`", offset=0)) == [1, 2, 3]
+    assert short.statements == ["describe history `s`.`t` limit 8"]
 
 
 def test_an_offset_older_than_the_newest_page_reads_the_whole_history() -> None:
@@ -74,7 +88,7 @@ def test_an_offset_just_before_the_page_reads_the_whole_history() -> None:
     run = FakeHistory(newest=RECENT_COMMITS + 8)
     oldest_in_page = RECENT_COMMITS + 8 - RECENT_COMMITS + 1
     assert len(commits_since_offset(run, "`s`.`t`", offset=oldest_in_page).commits) == 31
-    assert len(run.statements) == 1
+    assert run.statements[-1] == f"describe history `s`.`t` limit {RECENT_COMMITS}"
     commits_since_offset(run, "`s`.`t`", offset=oldest_in_page - 1)
     assert run.statements[-1] == "describe history `s`.`t`"
 

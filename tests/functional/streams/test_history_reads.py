@@ -16,6 +16,7 @@ import pytest
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
 
+from dbt.adapters.spark_streams import delta_history
 from dbt.adapters.spark_streams.delta_history import history_frame
 from dbt.adapters.spark_streams.session_cursor import BoundCursor
 
@@ -101,6 +102,16 @@ def test_monotonic_timestamps_and_metadata_kept(spark: SparkSession, table: str)
     assert by_version[4]["timestamp"] > by_version[3]["timestamp"]  # set back, then monotonized
     assert by_version[2]["userMetadata"] == '{"offsets": [1]}'
     assert by_version[2]["operationMetrics"]["numTargetRowsInserted"] == "1"
+
+
+def test_a_long_range_goes_to_sparks_parallel_read(
+    spark: SparkSession, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(delta_history, "MOST_VERSIONS", 3)
+    assert history_frame(spark, f"describe history {table}") is None
+    assert history_frame(spark, f"describe history {table} limit 4") is None
+    ours, delta = both(spark, f"describe history {table} limit 3")
+    assert ours == delta and len(ours) == 3
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,10 @@ from dbt.adapters.spark_streams.streams.source import CDF_PROPERTY, SourceVersio
 
 WARN_WITHIN = timedelta(hours=24)
 RECENT_COMMITS = 32
+# The pages of the source's history read in turn until one reaches back to the offset's own
+# commit: its newest few first (a stream consumed often is a few commits behind, and every
+# commit read costs), then the RECENT_COMMITS newest, then all of it.
+HISTORY_PAGES = (8, RECENT_COMMITS, None)
 
 
 @dataclass(frozen=True)
@@ -52,11 +56,9 @@ def commits_since_offset(
     (to tell the table is still the same one, see identity.py) and the newest version.
 
     One read of the recent history answers what a build pins and what it will read, unless
-    the offset is older than the RECENT_COMMITS newest commits; then the whole history is read.
+    the offset is older than the commits read (see HISTORY_PAGES).
     """
-    rows = run(f"describe history {source} limit {RECENT_COMMITS}")
-    if len(rows) == RECENT_COMMITS and int(rows[-1]["version"]) > offset:
-        rows = run(f"describe history {source}")
+    rows = _history_back_to(run, source, offset)
     latest = SourceVersion.from_history(rows[0])
     last = latest.version if pin is None else pin
     in_range = sorted(
@@ -67,6 +69,16 @@ def commits_since_offset(
     return CommitsSinceOffset(
         source, offset, last, tuple(in_range), offset_time, latest, offset_commit
     )
+
+
+def _history_back_to(run: RunSql, source: str, offset: int) -> list[Row]:
+    """The source's newest commits, newest first, back to the offset's commit if it is kept."""
+    rows: list[Row] = []
+    for page in HISTORY_PAGES:
+        rows = run(f"describe history {source}" + ("" if page is None else f" limit {page}"))
+        if page is None or len(rows) < page or int(rows[-1]["version"]) <= offset:
+            break
+    return rows
 
 
 def stale_after(pending: CommitsSinceOffset, retention: Retention) -> datetime | None:
