@@ -25,9 +25,10 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 _NAME_PART = r"(?:`[^`]+`|\w+)"
+# dbt's query comment goes before the statement, or after it with `query-comment: append`.
 PLAIN_HISTORY = re.compile(
     rf"\s*(?:/\*.*?\*/\s*)*describe\s+history\s+(?P<name>{_NAME_PART}(?:\.{_NAME_PART}){{0,2}})"
-    r"(?:\s+limit\s+(?P<limit>\d{1,9}))?\s*;?\s*",
+    r"(?:\s+limit\s+(?P<limit>\d{1,9}))?\s*(?:/\*.*?\*/\s*)*;?\s*",
     re.IGNORECASE | re.DOTALL,
 )
 SESSION_CATALOG = "spark_catalog"

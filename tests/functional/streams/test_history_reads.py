@@ -87,6 +87,7 @@ def both(spark: SparkSession, sql: str) -> tuple[list[dict], list[dict]]:
         ("describe history {t} limit 50", 10),
         ('/* {{"app": "dbt"}} */\ndescribe history `{schema}`.`commits` limit 3', 3),
         ("describe history spark_catalog.{t};", 10),
+        ('describe history {t} limit 2\n/* {{"app": "dbt"}} */', 2),
     ],
 )
 def test_rows_are_delta_rows(spark: SparkSession, table: str, sql: str, count: int) -> None:
