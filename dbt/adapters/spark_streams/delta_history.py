@@ -25,11 +25,15 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 _NAME_PART = r"(?:`[^`]+`|\w+)"
+# One /* */ comment, ending at its first */ (so that a long statement is not searched again
+# for other ways to split its comments: every statement the cursor runs is matched).
+_COMMENT = r"/\*(?:[^*]|\*(?!/))*\*/"
 # dbt's query comment goes before the statement, or after it with `query-comment: append`.
 PLAIN_HISTORY = re.compile(
-    rf"\s*(?:/\*.*?\*/\s*)*describe\s+history\s+(?P<name>{_NAME_PART}(?:\.{_NAME_PART}){{0,2}})"
-    r"(?:\s+limit\s+(?P<limit>\d{1,9}))?\s*(?:/\*.*?\*/\s*)*;?\s*",
-    re.IGNORECASE | re.DOTALL,
+    rf"\s*(?:{_COMMENT}\s*)*describe\s+history\s+"
+    rf"(?P<name>{_NAME_PART}(?:\.{_NAME_PART}){{0,2}})"
+    rf"(?:\s+limit\s+(?P<limit>\d{{1,9}}))?\s*(?:{_COMMENT}\s*)*;?\s*",
+    re.IGNORECASE,
 )
 SESSION_CATALOG = "spark_catalog"
 # The most versions read on the driver, one after the other (2 to 3 ms each here); Delta's job
