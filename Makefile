@@ -50,7 +50,14 @@ functional: install
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=15 \
 	    tests/functional tests/integration
 
-test: lint unit functional
+# The lint and the unit tests run beside the functional tests, not before them: alone they keep
+# one of the two cores busy for about a minute while the other waits. Their output comes as one
+# block each (output-sync); the functional tests' progress stays live. Any failure fails `test`.
+test: install
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint unit & checks=$$!; \
+	$(MAKE) --no-print-directory functional; tests=$$?; \
+	wait $$checks; checks=$$?; \
+	exit $$(( tests || checks ))
 
 # The long versions of the reliability tests: 40 random fuzz examples (make test runs 3 fixed
 # ones), 3 rounds of concurrent builds (make test runs 1) and 8 rounds of nine stream models
