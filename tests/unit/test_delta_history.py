@@ -13,13 +13,17 @@ from dbt.adapters.spark_streams.delta_history import PLAIN_HISTORY, history_fram
         ("describe history shop.orders", "shop.orders", None),
         ("DESCRIBE HISTORY `shop`.`orders` LIMIT 20", "`shop`.`orders`", "20"),
         ('/* {"app": "dbt"} */\ndescribe history orders limit 1', "orders", "1"),
-        ('describe history spark_catalog.shop.orders limit 8\n/* {"app": "dbt"} */;', None, "8"),
+        (
+            'describe history spark_catalog.shop.orders limit 8\n/* {"app": "dbt"} */;',
+            "spark_catalog.shop.orders",
+            "8",
+        ),
     ],
 )
-def test_the_plain_form_is_taken(sql: str, name: str | None, limit: str | None) -> None:
+def test_the_plain_form_is_taken(sql: str, name: str, limit: str | None) -> None:
     match = PLAIN_HISTORY.fullmatch(sql)
     assert match is not None
-    assert match["name"] == (name or "spark_catalog.shop.orders") and match["limit"] == limit
+    assert match["name"] == name and match["limit"] == limit
 
 
 @pytest.mark.parametrize(
