@@ -99,16 +99,17 @@ bench: install
 
 # make bench's four methods at N = 1M and 20M, D = 0.01% and 0.1% (and 1M's D's at 20M), 3
 # repetitions: the curve at a size where rebuilds hurt, in bench/curve/ (about two hours).
+# The curves run on the JVM's own JIT (bench/project/profiles.yml, target full_jit).
 bench-curve: install
 	$(BIN)/pip install --quiet -e '.[bench]'
-	$(BIN)/python -m bench.run --sizes 1000000 20000000 --deltas 0.0001 0.001 \
+	DBT_TARGET=full_jit $(BIN)/python -m bench.run --sizes 1000000 20000000 --deltas 0.0001 0.001 \
 	    --out bench/curve $(BENCH_ARGS)
 
 # The curve's scaling at the same absolute D's at 1M and 20M (2,000 and 20,000 rows: 0.01% and
 # 0.1% of 20M), 3 repetitions, about an hour.
 bench-curve-same-d: install
 	$(BIN)/pip install --quiet -e '.[bench]'
-	$(BIN)/python -m bench.run --sizes 1000000 20000000 --changes 2000 20000 \
+	DBT_TARGET=full_jit $(BIN)/python -m bench.run --sizes 1000000 20000000 --changes 2000 20000 \
 	    --out bench/curve-same-d $(BENCH_ARGS)
 
 # for_system_time against Delta's TIMESTAMP AS OF (1M rows, 100 commits): bench/time_travel.md.

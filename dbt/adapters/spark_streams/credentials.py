@@ -19,9 +19,11 @@ DEFAULT_DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 
 # The JIT's quick tier only: a dbt run is many short queries, and Delta's first scan spends
 # seconds in Scala reflection that the optimising tier would compile too late to matter, on
-# cores the queries need. Measured on 2 cores it was also no slower on 3M-row builds. That
-# tier alone gets the client VM's 48 MB code cache, which a long session (a test process, a
-# notebook) fills, and the JVM then spends minutes sweeping it: keep the full size.
+# cores the queries need (the integration project's `dbt build`: 46 s instead of 61 s on 2
+# cores). Data-heavy statements pay for it: a full rebuild of 20M rows took 72 s instead of
+# 26 s, so the README tells users of large tables to set `jvm_options: ""`. That tier alone
+# gets the client VM's 48 MB code cache, which a long session (a test process, a notebook)
+# fills, and the JVM then spends minutes sweeping it: keep the full size.
 DEFAULT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 CONNECT_EXTRA_HINT = "pip install 'dbt-spark-streams[connect]'"
