@@ -199,13 +199,18 @@ class Bench:
         [row] = self.sql(f"select {diffs} from ({grouped})")
         return [int(value) for value in row]
 
-    def measure(self, n: int, d: int) -> list[Result]:
+    def time_methods(self) -> tuple[dict[str, float], float]:
+        """Bring every target up to date: each method's seconds, and the registry append's."""
         timed, registry = {}, 0.0
         for method, model in DBT_METHODS.items():
             timed[method] = self.dbt("run", "--select", model)
             if method == "stream":
                 registry = self.registry_seconds
         timed["floor"] = self.floor()
+        return timed, registry
+
+    def measure(self, n: int, d: int) -> list[Result]:
+        timed, registry = self.time_methods()
         targets = [f"bench.{model}" for model in DBT_METHODS.values()] + [FLOOR]
         wrong = self.rows_wrong(targets)
         return [
@@ -251,7 +256,7 @@ def main() -> None:
         # and are not reported; their changes use key ranges the timed rounds do not.
         for rep in range(-options.warmup, 0):
             bench.apply_changes(n, changes[0], rep)
-            bench.measure(n, changes[0])
+            bench.time_methods()
             print(f"n={n} d={changes[0]}: warm-up round, not reported", flush=True)
         for _ in range(options.reps):
             seconds = bench.dbt("run", "--select", "stream_mirror")
