@@ -23,6 +23,7 @@ def test_defaults() -> None:
     assert consumer.on_schema_change == "ignore"
     assert consumer.file_rows == 100_000
     assert consumer.broadcast_change_rows == 100_000
+    assert consumer.key_ranges is None  # auto
     assert consumer.keep_metadata_columns is False
     assert consumer.streams == StreamSettings(
         auto_enable_change_tracking=True, max_data_extension_days=14
@@ -36,6 +37,7 @@ def test_values_given() -> None:
         on_schema_change="sync_all_columns",
         file_rows=3.0,
         broadcast_change_rows=0,
+        key_ranges=True,
         keep_metadata_columns=True,
         auto_enable_change_tracking=False,
         max_data_extension_time=0,
@@ -43,6 +45,7 @@ def test_values_given() -> None:
     assert (consumer.strategy, consumer.unique_key) == ("append", ("a", "b"))
     assert (consumer.on_schema_change, consumer.file_rows) == ("sync_all_columns", 3)
     assert consumer.broadcast_change_rows == 0
+    assert consumer.key_ranges is True
     assert consumer.keep_metadata_columns is True
     assert consumer.streams == StreamSettings(False, 0)
 
@@ -91,6 +94,10 @@ def test_values_given() -> None:
             {"broadcast_change_rows": -5},
             "Model orders_mirror: broadcast_change_rows must be a whole number of rows (0 for no "
             "broadcast), not '-5'.",
+        ),
+        (
+            {"key_ranges": "sometimes"},
+            "Model orders_mirror: key_ranges must be true, false or 'auto', not 'sometimes'.",
         ),
         (
             {"max_data_extension_time": "2 weeks"},

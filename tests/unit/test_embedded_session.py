@@ -35,6 +35,9 @@ def test_defaults_wire_delta_and_a_persistent_catalog_into_the_project(project: 
     assert confs["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
         f"jdbc:derby:;databaseName={project / 'metastore' / 'metastore_db'};create=true"
     )
+    assert confs["spark.hadoop.hive.downloaded.resources.dir"] == str(
+        project / "metastore" / "hive_resources"
+    )
     assert confs["spark.jars.packages"] == "io.delta:delta-spark_4.2_2.13:4.4.0"
     assert confs["spark.sql.shuffle.partitions"] == "4"
     assert confs["spark.sql.sources.parallelPartitionDiscovery.parallelism"] == "4"

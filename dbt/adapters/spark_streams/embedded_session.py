@@ -127,10 +127,13 @@ def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str
     Embedded Derby admits one process at a time; `metastore_url` points every process of a
     team (or of the concurrency tests) at one Derby network server instead.
     """
+    # Hive's session creates this folder at start and removes it only when closed, which Spark
+    # never does: by default a new /tmp/<uuid>_resources per process, hundreds after a test run.
+    resources = {"spark.hadoop.hive.downloaded.resources.dir": str(metastore / "hive_resources")}
     if not creds.metastore_url:
         url = f"jdbc:derby:;databaseName={metastore / 'metastore_db'};create=true"
-        return {"spark.hadoop.javax.jdo.option.ConnectionURL": url}
-    confs = {"spark.hadoop.javax.jdo.option.ConnectionURL": creds.metastore_url}
+        return {"spark.hadoop.javax.jdo.option.ConnectionURL": url, **resources}
+    confs = {"spark.hadoop.javax.jdo.option.ConnectionURL": creds.metastore_url, **resources}
     if creds.metastore_url.startswith("jdbc:derby://"):
         confs["spark.hadoop.javax.jdo.option.ConnectionDriverName"] = DERBY_CLIENT_DRIVER
     if creds.metastore_driver_jar:

@@ -47,7 +47,14 @@ from dbt.adapters.spark_streams.streams.interval import (
     changes_sql,
     empty_changes_sql,
 )
-from dbt.adapters.spark_streams.streams.quoting import quote_path, string_literal
+from dbt.adapters.spark_streams.streams.key_ranges import (
+    MOST_RANGES,
+    can_range,
+    key_ranges_sql,
+    target_predicate,
+    wants_ranges,
+)
+from dbt.adapters.spark_streams.streams.quoting import quote, quote_path, string_literal
 from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_stream
 from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
@@ -82,6 +89,7 @@ class StreamMethods(metaclass=AdapterMeta):
     connections: Any
     config: Any
     connection_named: Callable[..., Any]
+    get_columns_in_relation: Callable[..., Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """The stream state every dbt thread shares, made before any thread starts."""
@@ -336,6 +344,34 @@ class StreamMethods(metaclass=AdapterMeta):
         consumer = parsed or ConsumerConfig.from_model_config(model_name, config)
         existing_is_delta = None if existing is None else bool(existing.is_delta)  # type: ignore[attr-defined]
         return plan(consumer, build, existing_is_delta, full_refresh)
+
+    @available
+    def stream_key_ranges(
+        self,
+        changes: BaseRelation,
+        target: BaseRelation,
+        unique_key: list[str],
+        setting: bool | None,
+    ) -> str:
+        """` and (t.key between low and high or ...)` naming the change set's key ranges, so
+        the write's MERGE skips the target files outside them (streams/key_ranges.py); ''
+        when the model's key_ranges says no or its first key column is not an integer."""
+        if setting is False or not unique_key:
+            return ""
+        if setting is None and not wants_ranges(setting, self._size_in_bytes(target)):
+            return ""
+        key = unique_key[0]
+        columns = self.get_columns_in_relation(changes)
+        if not can_range(next((c.dtype for c in columns if c.name.lower() == key.lower()), None)):
+            return ""
+        rows = self.run_rows(key_ranges_sql(str(changes), quote(key), MOST_RANGES))
+        predicate = target_predicate(f"t.{quote(key)}", rows)
+        return f" and {predicate}" if predicate else ""
+
+    def _size_in_bytes(self, table: BaseRelation) -> int | None:
+        """The bytes of a Delta table's current files, from its snapshot (no data read)."""
+        [detail] = self.run_rows(f"describe detail {table}")
+        return detail.get("sizeInBytes")
 
     @available
     def commit_stream_build(

@@ -29,6 +29,7 @@ MODELS = {
     "cities_history": (
         "{{ config(materialized='stream_incremental', incremental_strategy='history', "
         "unique_key='id', history_track_columns=['city'], valid_from_column='since', "
+        "key_ranges=true, file_rows=2, "
         "valid_to_column='until') }}\n"
         "select id, name, city, metadata_action, metadata_commit_version, "
         "metadata_commit_timestamp from {{ stream(source('shop', 'customers'), name='cities') }}\n"
@@ -188,7 +189,7 @@ class TestHistory(DeltaProject):
 
 HISTORY_MODEL = (
     "{{ config(materialized='stream_incremental', incremental_strategy='history', "
-    "unique_key='k', pre_hook=\"{{ fail_if_asked() }}\") }}\n"
+    "unique_key='k', key_ranges=true, file_rows=3, pre_hook=\"{{ fail_if_asked() }}\") }}\n"
     "select k, v, w, metadata_action, metadata_commit_version, metadata_commit_timestamp\n"
     "from {{ stream(source('fuzz', 'src'), name='history_fuzz') }}\n"
 )

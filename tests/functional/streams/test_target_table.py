@@ -1,7 +1,11 @@
 """What a stream build leaves behind: the target's table properties and the registry's log."""
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
@@ -37,12 +41,13 @@ select * from {{ stream(source('shop', 'customers')) }}
 
 SMALL_FILES_MIRROR = """
 {{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
-          unique_key='id', file_rows=10) }}
+          unique_key='id', file_rows=10, key_ranges=true) }}
 select * from {{ stream(source('shop', 'customers')) }}
 """
 
+# key_ranges 'auto' (the default): a target this small is joined without them
 UNCAPPED_MIRROR = SMALL_FILES_MIRROR.replace(
-    "file_rows=10", "file_rows=0, broadcast_change_rows=0"
+    "file_rows=10, key_ranges=true", "file_rows=0, broadcast_change_rows=0"
 )
 
 
@@ -54,6 +59,22 @@ def key_ranges(project, table: str) -> list[tuple[int, int, int]]:
         fetch="all",
     )
     return [tuple(row) for row in rows]
+
+
+@contextmanager
+def hidden_data_file(project, table: str, key: int) -> Iterator[None]:
+    """The table's data file holding `key` moved aside for the block, so reading it fails."""
+    [(uri,)] = project.run_sql(
+        f"select distinct input_file_name() from {project.test_schema}.{table} where id = {key}",
+        fetch="all",
+    )
+    path = Path(urlparse(uri).path)
+    aside = path.with_name(path.name + ".hidden")
+    path.rename(aside)
+    try:
+        yield
+    finally:
+        aside.rename(path)
 
 
 class TestFileLayout(DeltaProject):
@@ -87,12 +108,17 @@ class TestFileLayout(DeltaProject):
         assert len(key_ranges(project, "uncapped_mirror")) < 5  # Spark's own file sizes
 
         project.run_sql(f"update {schema}.customers set name = 'new' where id in (3, 5)")
-        _, log = run_dbt_and_capture(["--debug", "run"])
+        # The change set's keys as two ranges: Delta reads none of the four target files that
+        # cannot hold them (without the ranges, the MERGE fails on the hidden file).
+        with hidden_data_file(project, "small_files_mirror", key=45):
+            _, log = run_dbt_and_capture(["--debug", "run"])
+        assert "on t.`id` <=> s.`id` and (t.`id` between 3 and 3 or t.`id` between 5 and 5)" in log
         [merge] = project.run_sql(
             f"describe history {schema}.small_files_mirror limit 1", fetch="all"
         )
         assert merge["operation"] == "MERGE"
         assert merge["operationMetrics"]["numTargetDeletionVectorsAdded"] == "1"  # one file
+        assert re.search(r"on t.`id` <=> s.`id`\s+when matched", log)  # uncapped: no ranges
         rows = project.run_sql(
             f"select id from {schema}.small_files_mirror where name = 'new' order by id",
             fetch="all",
@@ -110,6 +136,17 @@ class TestFileLayout(DeltaProject):
         assert re.search(hinted.format("small_files_mirror"), log)
         assert re.search(r"temporary view\s+\S*uncapped_mirror__dbt_tmp", log)
         assert not re.search(hinted.format("uncapped_mirror"), log)
+
+        # A null key: the MERGE matches null keys (<=>), so its ranges keep null target keys.
+        project.run_sql(f"insert into {schema}.customers values (null, 'nobody')")
+        run_dbt(["run"])
+        project.run_sql(f"update {schema}.customers set name = 'somebody' where id is null")
+        _, log = run_dbt_and_capture(["--debug", "run"])
+        assert "t.`id` is null)" in log
+        for mirror in ("small_files_mirror", "uncapped_mirror"):
+            assert project.run_sql(
+                f"select name from {schema}.{mirror} where id is null", fetch="all"
+            ) == [("somebody",)]
 
 
 class TestTargetAndRegistry(DeltaProject):

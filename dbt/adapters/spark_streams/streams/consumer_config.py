@@ -66,6 +66,7 @@ class ConsumerConfig:
     keep_metadata_columns: bool
     streams: StreamSettings
     broadcast_change_rows: int = DEFAULT_BROADCAST_CHANGE_ROWS  # streams/change_size.py
+    key_ranges: bool | None = None  # streams/key_ranges.py; None: 'auto'
     target_properties: dict[str, str] = field(default_factory=dict)
     history: "HistoryColumns | None" = None  # the history strategy's period columns
 
@@ -103,6 +104,7 @@ class ConsumerConfig:
                 "broadcast_change_rows",
                 config.get("broadcast_change_rows", DEFAULT_BROADCAST_CHANGE_ROWS),
             ),
+            key_ranges=_key_ranges(model, config.get("key_ranges", "auto")),
             target_properties=_target_properties(model, config.get("tblproperties")),
             history=HistoryColumns.from_model_config(model, config)
             if strategy == "history"
@@ -224,6 +226,17 @@ def _flag(model: str, config: ModelConfig, name: str, default: bool) -> bool:
         return default
     if not isinstance(value, bool):
         raise StreamError(f"Model {model}: {name} must be true or false, not '{value}'.")
+    return value
+
+
+def _key_ranges(model: str, value: Any) -> bool | None:
+    """true, false or 'auto' (None: by the target's size, key_ranges.py)."""
+    if value == "auto":
+        return None
+    if not isinstance(value, bool):
+        raise StreamError(
+            f"Model {model}: key_ranges must be true, false or 'auto', not '{value}'."
+        )
     return value
 
 

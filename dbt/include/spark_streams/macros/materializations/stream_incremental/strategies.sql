@@ -38,7 +38,7 @@
 {% macro spark_streams__stream_merge_sql(source, target, columns, unique_key) -%}
   merge into {{ target }} as t
   using {{ source }} as s
-  on {{ spark_streams__key_match(unique_key) }}
+  on {{ spark_streams__key_match(unique_key) }}{{ spark_streams__key_ranges(source, target, unique_key) }}
   when matched then update set {{ spark_streams__set_columns(columns) }}
   when not matched then insert ({{ get_quoted_csv(columns) }})
     values ({{ spark_streams__prefixed_columns('s', columns) }})
@@ -49,7 +49,7 @@
 {% macro spark_streams__stream_apply_changes_sql(source, target, columns, unique_key) -%}
   merge into {{ target }} as t
   using (select * from {{ source }} where not (metadata_action = 'DELETE' and metadata_isupdate)) as s
-  on {{ spark_streams__key_match(unique_key) }}
+  on {{ spark_streams__key_match(unique_key) }}{{ spark_streams__key_ranges(source, target, unique_key) }}
   when matched and s.metadata_action = 'DELETE' then delete
   when matched then update set {{ spark_streams__set_columns(columns) }}
   when not matched and s.metadata_action = 'INSERT' then insert ({{ get_quoted_csv(columns) }})
@@ -65,7 +65,7 @@
 {% macro spark_streams__stream_apply_deletes_sql(source, target, columns, unique_key) -%}
   merge into {{ target }} as t
   using (select * from {{ source }} where metadata_action = 'DELETE') as s
-  on {{ spark_streams__key_match(unique_key) }}
+  on {{ spark_streams__key_match(unique_key) }}{{ spark_streams__key_ranges(source, target, unique_key) }}
   when matched then delete
 {%- endmacro %}
 
@@ -86,11 +86,12 @@
   {%- endif -%}
   {%- set valid_to = adapter.quote(history.valid_to) -%}
   {%- set written = columns + [history.valid_from, history.valid_to] -%}
+  {%- set ranges = spark_streams__key_ranges(source, target, unique_key) -%}
   merge into {{ target }} as t
   using (
-    {{ spark_streams__history_rows(source, target, columns, unique_key, history) }}
+    {{ spark_streams__history_rows(source, target, columns, unique_key, history, ranges) }}
   ) as s
-  on {{ spark_streams__key_match(unique_key) }} and t.{{ valid_to }} is null and s._closes
+  on {{ spark_streams__key_match(unique_key) }}{{ ranges }} and t.{{ valid_to }} is null and s._closes
   when matched then update set t.{{ valid_to }} = s.{{ valid_to }}
   when not matched and not s._closes then insert ({{ get_quoted_csv(written) }})
     values ({{ spark_streams__prefixed_columns('s', written) }})
@@ -106,7 +107,7 @@
   history_track_columns a version whose tracked columns equal the key's previous version
   (in the change set, or the target's open row) is not a new version.
 -#}
-{% macro spark_streams__history_rows(source, target, columns, unique_key, history) -%}
+{% macro spark_streams__history_rows(source, target, columns, unique_key, history, ranges='') -%}
   {%- set keys = get_quoted_csv(unique_key) -%}
   {%- set tracked = 'to_json(struct(' ~ get_quoted_csv(history.track) ~ '))' -%}
   {%- set compares_current = history.track and target is not none -%}
@@ -120,7 +121,7 @@
     select {{ spark_streams__prefixed_columns('t', columns) }}, 'INSERT', -1,
            t.{{ adapter.quote(history.valid_from) }}, true
     from {{ target }} as t left semi join {{ source }} as s on {{ spark_streams__key_match(unique_key) }}
-    where t.{{ adapter.quote(history.valid_to) }} is null
+    where t.{{ adapter.quote(history.valid_to) }} is null{{ ranges }}
     {%- endif %}
   ), _kept as (
     {%- if history.track %}
@@ -144,6 +145,18 @@
   select {{ get_quoted_csv(columns) }}, null, _at, true
   from _periods where not _current and _nth = 1
   {%- endif %}
+{%- endmacro %}
+
+
+{#-
+  ` and (t.key between low and high or ...)`: the change set's key ranges, so that Delta reads
+  only the target files whose keys they can match (streams/key_ranges.py); '' when the model's
+  key_ranges says no (by default: a target under 256 MiB) or its first key column is not an
+  integer.
+-#}
+{% macro spark_streams__key_ranges(source, target, unique_key) -%}
+  {%- set setting = adapter.stream_consumer(model.name, config).key_ranges -%}
+  {{- adapter.stream_key_ranges(source, target, unique_key, setting) -}}
 {%- endmacro %}
 
 
