@@ -13,7 +13,14 @@ from dbt.adapters.spark_streams.streams.interval import (
     empty_changes_sql,
 )
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
+from tests.unit.frozen_clock import freeze_staleness_clock
 from tests.unit.test_interval import CDF_ON, TABLE, FakeDelta, commit
+
+
+@pytest.fixture(autouse=True)
+def _a_day_after_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    freeze_staleness_clock(monkeypatch, T + timedelta(days=1))
+
 
 T = datetime(2026, 11, 20, 9, 0, 0)
 

@@ -13,7 +13,14 @@ from dbt.adapters.spark_streams.streams.view_interval import (
     empty_view_changes_sql,
     view_changes_sql,
 )
+from tests.unit.frozen_clock import freeze_staleness_clock
 from tests.unit.test_view_stream import NAME, T0, Shop, offsets
+
+
+@pytest.fixture(autouse=True)
+def _a_day_after_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    freeze_staleness_clock(monkeypatch, T0 + timedelta(days=1))
+
 
 AT_1 = (T0 + timedelta(minutes=1, seconds=30)).strftime("%Y-%m-%d %H:%M:%S")
 

@@ -18,8 +18,15 @@ from dbt.adapters.spark_streams.streams.resolve import StreamRequest
 from dbt.adapters.spark_streams.streams.run_sql import Row
 from dbt.adapters.spark_streams.streams.view_definition import read_view_definition
 from dbt.adapters.spark_streams.streams.view_stream import resolve_view_stream
+from tests.unit.frozen_clock import freeze_staleness_clock
 from tests.unit.test_registry_queue import record
 from tests.unit.test_view_definition import FakeCatalog
+
+
+@pytest.fixture(autouse=True)
+def _a_day_after_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    freeze_staleness_clock(monkeypatch, T0 + timedelta(days=1))
+
 
 T0 = datetime(2026, 11, 24, 9, 0, 0)
 VIEW = "select o.id from orders o join customers c on o.id = c.id"
