@@ -356,9 +356,8 @@ class StreamMethods(metaclass=AdapterMeta):
         """` and (t.key between low and high or ...)` naming the change set's key ranges, so
         the write's MERGE skips the target files outside them (streams/key_ranges.py); ''
         when the model's key_ranges says no or its first key column is not an integer."""
-        if setting is False or not unique_key:
-            return ""
-        if setting is None and not wants_ranges(setting, self._size_in_bytes(target)):
+        target_bytes = self._size_in_bytes(target) if setting is None and unique_key else None
+        if not unique_key or not wants_ranges(setting, target_bytes):
             return ""
         key = unique_key[0]
         columns = self.get_columns_in_relation(changes)
