@@ -65,11 +65,8 @@ from groups group by range_id"""
 
 def target_predicate(column: str, rows: Sequence[Row]) -> str:
     """`(column between low and high or ...)` for the ranges, or '' when there are none."""
-    terms = [
-        f"{column} between {int(row['low'])} and {int(row['high'])}"
-        for row in sorted(rows, key=lambda row: (row["low"] is not None, row["low"]))
-        if row["low"] is not None
-    ]
+    ranges = sorted((row["low"], row["high"]) for row in rows if row["low"] is not None)
+    terms = [f"{column} between {int(low)} and {int(high)}" for low, high in ranges]
     if any(row["has_null"] for row in rows):
         terms.append(f"{column} is null")
     return f"({' or '.join(terms)})" if terms else ""
