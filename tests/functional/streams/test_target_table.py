@@ -34,6 +34,7 @@ select * from {{ stream(source('shop', 'customers')) }}
 PLAIN_MIRROR = """
 {{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
           unique_key='id', tblproperties={'delta.enableDeletionVectors': 'false',
+                                          'delta.enableChangeDataFeed': 'false',
                                           'owner_note': "Ann's table"}) }}
 select * from {{ stream(source('shop', 'customers')) }}
 """
@@ -178,6 +179,7 @@ class TestTargetAndRegistry(DeltaProject):
         assert table_properties(project, "mirror")["delta.enableDeletionVectors"] == "true"
         plain = table_properties(project, "plain_mirror")
         assert plain["delta.enableDeletionVectors"] == "false"
+        assert plain["delta.enableChangeDataFeed"] == "false"  # over the profile's default
         assert plain["owner_note"] == "Ann's table"
         for target in ("mirror", "plain_mirror"):
             rows = project.run_sql(f"select id, name from {schema}.{target}", fetch="all")
@@ -186,6 +188,9 @@ class TestTargetAndRegistry(DeltaProject):
         [merge] = project.run_sql(f"describe history {schema}.mirror limit 1", fetch="all")
         assert merge["operation"] == "MERGE"
         assert merge["operationMetrics"]["numTargetRowsCopied"] == "0"  # rows marked, not copied
+        assert merge["operationMetrics"]["numTargetChangeFilesAdded"] == "1"
+        [merge] = project.run_sql(f"describe history {schema}.plain_mirror limit 1", fetch="all")
+        assert merge["operationMetrics"]["numTargetChangeFilesAdded"] == "0"  # no feed: no files
 
         log = project.run_sql(
             f"select name, offset_version, txn_version from {schema}.dbt_streams_log",

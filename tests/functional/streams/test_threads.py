@@ -2,8 +2,10 @@
 
 Every dbt thread builds on a Spark session of its own, so one build's write confs (its offsets
 in `userMetadata`, Delta's idempotency pair, the file size cap) never reach another thread's
-write. The first run also creates the registry from several threads at once. After every run
-each target is compared with what the source changes imply, computed here independently:
+write. The first run also creates the registry from several threads at once. Two models bound
+their MERGE by key ranges (`key_ranges=true`), each asking its own change set for them while the
+other threads build. After every run each target is compared with what the source changes
+imply, computed here independently:
 
 - mirrors (`apply_changes`) equal their source;
 - `customers_merge` (`merge` of the INSERT rows) holds every key's newest value, deleted keys
@@ -18,11 +20,12 @@ rounds with random seeds (THREADS_ROUNDS, THREADS_SEED).
 
 import os
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from tests.functional.adapter.delta import DeltaProject, sources_yml
 
@@ -56,12 +59,14 @@ MODELS = {
         "source('shop', 'orders')",
         unique_key="'id'",
         file_rows="3",
+        key_ranges="true",
     ),
     "customers_merge": model(
         "merge",
         "id, name, tier",
         "source('shop', 'customers'), name='customers_for_merge'",
         unique_key="'id'",
+        key_ranges="true",
     )
     + " where metadata_action = 'INSERT'",
     "customers_log": model(
@@ -194,6 +199,12 @@ def check_targets(project, shop: Shop, before: Shop | None, round_: int) -> None
         assert got == net_log(old, as_bag(getattr(shop, source))), log
 
 
+def ranged_merges(log: str) -> set[str]:
+    """The targets whose MERGE in a `--debug` log bounds its ON clause by key ranges."""
+    merges = re.findall(r"merge into `?\w+`?\.`?(\w+)`? as t.*?\n\s*on ([^\n]*)", log, re.S)
+    return {name for name, on in merges if " and (t.`id` between " in on}
+
+
 def snapshot(shop: Shop) -> Shop:
     return Shop(dict(shop.customers), dict(shop.orders), Counter(shop.tags))
 
@@ -241,7 +252,10 @@ class TestStreamModelsWithThreads(DeltaProject):
         for round_ in range(1, ROUNDS + 1):
             before = snapshot(shop)
             change_sources(project, shop, rng, next_id)
-            run_dbt(["run", *THREADS, "--vars", f"{{batch: {round_}}}"])
+            _, log = run_dbt_and_capture(
+                ["--debug", "run", *THREADS, "--vars", f"{{batch: {round_}}}"]
+            )
+            assert ranged_merges(log) == {"orders_mirror", "customers_merge"}
             shop.consumed()
             check_targets(project, shop, before, round_)
 
