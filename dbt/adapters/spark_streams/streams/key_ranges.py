@@ -50,10 +50,12 @@ def key_ranges_sql(changes: str, key: str, most: int) -> str:
 
     The distinct keys in order; of the gaps between neighbours that skip a key, the widest
     start a range (the first key counts as one). A null key, first in that order, starts a
-    group whose low and high are null, or joins the first range when `most` is 1.
+    group whose low and high are null, or joins the first range when `most` is 1. The gaps
+    are decimals: between keys at both ends of their type (hashed ids, negative and positive
+    ids) a gap does not fit the type, and wrapped around (ANSI arithmetic off) or failed.
     """
     return f"""with keys as (select distinct {key} as k from {changes}),
-gaps as (select k, k - lag(k) over (order by k) as gap from keys),
+gaps as (select k, cast(k as decimal(20, 0)) - lag(k) over (order by k) as gap from keys),
 starts as (
   select k, if(row_number() over (order by gap desc nulls first, k) <= {most}
                and (gap is null or gap > 1), 1, 0) as starts
