@@ -1,6 +1,7 @@
 """dbt-spark needs `file_format: delta` spelled out; the suites below add it to each project."""
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -47,6 +48,12 @@ def shown_streams(output: str) -> dict[str, dict[str, Any]]:
     bare (a run-operation's output) or after dbt's timestamp (a hook in a run's log)."""
     found = (json.loads(line[line.index("{") :]) for line in output.splitlines() if '{"' in line)
     return {stream["name"]: stream for stream in found}
+
+
+def merge_on_clauses(log: str) -> dict[str, str]:
+    """Each MERGE's ON clause (its first line) in a `--debug` log, by target table name."""
+    merges = re.findall(r"merge into `?\w+`?\.`?(\w+)`? as t.*?\n\s*on ([^\n]*)", log, re.S)
+    return dict(merges)
 
 
 def create_orders_without_change_data_feed(project: Any) -> None:

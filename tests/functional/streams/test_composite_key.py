@@ -9,12 +9,10 @@ the source and its closed rows are exactly the replaced versions, and the MERGEs
 ranges of the key's first column only. Two keys that share a first column stay two rows.
 """
 
-import re
-
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.adapter.delta import DeltaProject, merge_on_clauses, sources_yml
 
 KEY = "unique_key=['order_id', 'line_no']"
 COLUMNS = "order_id, line_no, qty"
@@ -53,12 +51,6 @@ def rows(project, sql: str) -> set[tuple]:
     return {tuple(row) for row in project.run_sql(sql, fetch="all")}
 
 
-def ranged_on_clauses(log: str) -> dict[str, str]:
-    """Each MERGE's ON clause in a `--debug` log, by target."""
-    merges = re.findall(r"merge into `?\w+`?\.`?(\w+)`? as t.*?\n\s*on ([^\n]*)", log, re.S)
-    return dict(merges)
-
-
 class TestCompositeKey(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
@@ -88,7 +80,7 @@ class TestCompositeKey(DeltaProject):
         assert target("lines_merge") == NOW | {(2, 1, 7), (3, 1, 1)}
         assert target("lines_history", "valid_to is null") == NOW
         assert target("lines_history", "valid_to is not null") == {(1, 2, 3), (2, 1, 7), (3, 1, 1)}
-        on = ranged_on_clauses(log)
+        on = merge_on_clauses(log)
         # both key columns joined, null-safe; the ranges bound the first column only
         key_match = "t.`order_id` <=> s.`order_id` and t.`line_no` <=> s.`line_no`"
         assert on["lines_mirror"].startswith(f"{key_match} and (t.`order_id` between 1 and 5)")

@@ -20,14 +20,13 @@ rounds with random seeds (THREADS_ROUNDS, THREADS_SEED).
 
 import os
 import random
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.adapter.delta import DeltaProject, merge_on_clauses, sources_yml
 
 ROUNDS = int(os.environ.get("THREADS_ROUNDS", "2"))
 SEED = int(os.environ.get("THREADS_SEED", "7"))
@@ -201,8 +200,7 @@ def check_targets(project, shop: Shop, before: Shop | None, round_: int) -> None
 
 def ranged_merges(log: str) -> set[str]:
     """The targets whose MERGE in a `--debug` log bounds its ON clause by key ranges."""
-    merges = re.findall(r"merge into `?\w+`?\.`?(\w+)`? as t.*?\n\s*on ([^\n]*)", log, re.S)
-    return {name for name, on in merges if " and (t.`id` between " in on}
+    return {name for name, on in merge_on_clauses(log).items() if " and (t.`id` between " in on}
 
 
 def snapshot(shop: Shop) -> Shop:
