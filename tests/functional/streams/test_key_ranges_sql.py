@@ -4,7 +4,8 @@ The gap between two neighbouring keys can be wider than the key's own type holds
 ends of it: hashed bigint ids, negative and positive ids). Subtracted in that type, it wrapped
 around (dbt-spark turns ANSI arithmetic off) to a small or negative number, so the widest gap
 of all was never split at; under ANSI arithmetic it would fail the build. The gaps are exact,
-with ANSI arithmetic off (as every session of the adapter runs) and on.
+with ANSI arithmetic off (as every session of the adapter runs) and on. The unit tests' edge
+cases (no change, only a null key, a null key with one range, duplicate keys) run here on Spark.
 """
 
 import pytest
@@ -37,3 +38,21 @@ def test_ranges_at_both_ends_of_the_type(spark: SparkSession, data_type: str, an
     assert target_predicate("t.k", rows) == (
         f"(t.k between {low} and {low + 1} or t.k between {high - 1} and {high} or t.k is null)"
     )
+
+
+@pytest.mark.parametrize(
+    ("keys", "most", "predicate"),
+    [
+        ([], 16, ""),  # nothing changed: the join stays as it was
+        ([None], 16, "(t.k is null)"),
+        ([None, 1, 5], 1, "(t.k between 1 and 5 or t.k is null)"),  # the null joins the range
+        ([7, 3, 4, 12, 3], 2, "(t.k between 3 and 7 or t.k between 12 and 12)"),
+    ],
+)
+def test_edge_cases_on_spark(spark: SparkSession, keys: list, most: int, predicate: str) -> None:
+    values = ", ".join(f"(cast({'null' if k is None else k} as int))" for k in keys or [None])
+    changes = f"(select * from values {values} as changes(k) where {bool(keys)})"
+
+    rows = [row.asDict() for row in spark.sql(key_ranges_sql(changes, "k", most)).collect()]
+
+    assert target_predicate("t.k", rows) == predicate
