@@ -21,6 +21,15 @@ EXTREMES = {
 }
 
 
+def predicate_on_spark(session: SparkSession, keys: list, data_type: str, most: int) -> str:
+    """The ranges' predicate for a change set of these keys (none: an empty change set), as
+    Spark computes the ranges."""
+    typed = [f"(cast({'null' if k is None else k} as {data_type}))" for k in keys or [None]]
+    changes = f"(select * from values {', '.join(typed)} as changes(k) where {bool(keys)})"
+    rows = [row.asDict() for row in session.sql(key_ranges_sql(changes, "k", most)).collect()]
+    return target_predicate("t.k", rows)
+
+
 @pytest.mark.parametrize("ansi", ["false", "true"])
 @pytest.mark.parametrize("data_type", sorted(EXTREMES))
 def test_ranges_at_both_ends_of_the_type(spark: SparkSession, data_type: str, ansi: str) -> None:
@@ -28,14 +37,10 @@ def test_ranges_at_both_ends_of_the_type(spark: SparkSession, data_type: str, an
     session.conf.set("spark.sql.ansi.enabled", ansi)
     low, high = EXTREMES[data_type]
     keys = [low, low + 1, high - 1, high, None]
-    values = ", ".join(f"(cast({'null' if k is None else k} as {data_type}))" for k in keys)
-    changes = f"(select * from values {values} as changes(k))"
-
-    rows = [row.asDict() for row in session.sql(key_ranges_sql(changes, "k", 4)).collect()]
 
     # the null key and the lowest key start groups (no gap before them), and the one gap wider
     # than 1: between low + 1 and high - 1
-    assert target_predicate("t.k", rows) == (
+    assert predicate_on_spark(session, keys, data_type, 4) == (
         f"(t.k between {low} and {low + 1} or t.k between {high - 1} and {high} or t.k is null)"
     )
 
@@ -50,9 +55,4 @@ def test_ranges_at_both_ends_of_the_type(spark: SparkSession, data_type: str, an
     ],
 )
 def test_edge_cases_on_spark(spark: SparkSession, keys: list, most: int, predicate: str) -> None:
-    values = ", ".join(f"(cast({'null' if k is None else k} as int))" for k in keys or [None])
-    changes = f"(select * from values {values} as changes(k) where {bool(keys)})"
-
-    rows = [row.asDict() for row in spark.sql(key_ranges_sql(changes, "k", most)).collect()]
-
-    assert target_predicate("t.k", rows) == predicate
+    assert predicate_on_spark(spark, keys, "int", most) == predicate
