@@ -2,7 +2,7 @@
 catch each, and restore the code: every line must say "failed". A fault no test catches is a
 blind spot of the tests, not of the engine.
 
-    .venv/bin/python scripts/engine_faults.py              # every fault (about 5 minutes)
+    .venv/bin/python scripts/engine_faults.py              # every fault (about 3 minutes)
     .venv/bin/python scripts/engine_faults.py key ranges   # the faults whose name says so
 
 Run it on a quiet working tree: it edits the engine's files in place while its test runs, so
