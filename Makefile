@@ -64,8 +64,15 @@ test: install
 # built with --threads 4 from a random seed (make test runs 2 from a fixed one); the view
 # streams' property (40 examples) and 6 random examples of 4 view stream builds (make test:
 # one fixed example of 2); 10 random histories of builds (make test: one fixed).
+# The threads test's seed: random unless given (`make fuzz THREADS_SEED=7` replays a run). Not
+# the shell's $$RANDOM: make runs recipes with /bin/sh, which on Debian and Ubuntu is dash,
+# where it is empty (and the test failed to start). Set once, so the echo names the seed used.
+ifndef THREADS_SEED
+THREADS_SEED := $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+endif
 fuzz: install
-	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 THREADS_ROUNDS=8 THREADS_SEED=$$RANDOM \
+	@echo "make fuzz: THREADS_SEED=$(THREADS_SEED)"
+	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 THREADS_ROUNDS=8 THREADS_SEED=$(THREADS_SEED) \
 	    VIEW_FUZZ_ROUNDS=4 VIEW_FUZZ_EXAMPLES=6 HISTORY_FUZZ_EXAMPLES=10 \
 	    $(BIN)/pytest tests/functional/streams/test_fuzz.py tests/functional/streams/test_changes_property.py \
 	    tests/functional/streams/test_view_changes.py tests/functional/streams/test_view_fuzz.py \
