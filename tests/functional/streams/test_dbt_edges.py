@@ -1,11 +1,14 @@
-"""Edges of dbt's own interface: stream() in a view, `--empty`, and a consumer that is gone."""
+"""Edges of dbt's own interface: stream() in a view, `--empty`, a consumer that is gone, and
+`dbt retry`, `dbt clone` and Delta's RESTORE of a stream target."""
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from dbt.tests.util import rm_file, run_dbt, run_dbt_and_capture, write_file
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.adapter.delta import DeltaProject, delta_project, sources_yml
 
 SOURCES = sources_yml("shop", "orders")
 
@@ -16,9 +19,9 @@ VIEW_ERROR = (
 )
 
 
-def rows(project, table: str, columns: str = "id, status") -> list[tuple]:
+def rows(project, table: str, columns: str = "id, status", schema: str = "") -> list[tuple]:
     result = project.run_sql(
-        f"select {columns} from {project.test_schema}.{table} order by 1", fetch="all"
+        f"select {columns} from {schema or project.test_schema}.{table} order by 1", fetch="all"
     )
     return [tuple(row) for row in result]
 
@@ -234,3 +237,136 @@ class TestConsumerGone(DeltaProject):
         )
         assert [r[:2] for r in registered(project)] == [("kept", "model.test.keeper")]
         assert latest_version(project, "orders") == source_versions + 1  # only the insert
+
+
+# Sources in one schema whichever target builds: a dev target's streams read prod's sources.
+SHARED_SOURCES = """version: 2
+sources:
+  - name: shop
+    schema: "{{ var('raw_schema') }}"
+    tables: [{name: orders}, {name: customers}]
+"""
+CUSTOMERS_MIRROR = """
+{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
+          unique_key='id') }}
+select id, name, metadata_action, metadata_isupdate from {{ stream(source('shop', 'customers')) }}
+"""
+
+
+class TestRetryCloneAndRestore(DeltaProject):
+    """`dbt retry` builds the failed stream model once; a target `dbt clone` copied into another
+    schema carries on from the offsets of the rows it copied (it used to take its streams for
+    new and append every source row again); a target RESTOREd to an older version consumes again
+    what the restore took back."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": SHARED_SOURCES,
+            "mirror.sql": MIRROR,
+            "log.sql": LOG,
+            "customers_mirror.sql": CUSTOMERS_MIRROR,
+        }
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self, unique_schema):
+        return {**delta_project(), "vars": {"raw_schema": unique_schema}}
+
+    @pytest.fixture(scope="class")
+    def dev_schema(self, unique_schema):
+        return unique_schema + "_dev"
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(self, dbt_profile_target, unique_schema, dev_schema):
+        prod = {**dbt_profile_target, "schema": unique_schema}
+        dev = {**dbt_profile_target, "schema": dev_schema}
+        return {"test": {"outputs": {"default": prod, "dev": dev}, "target": "default"}}
+
+    def test_retry_clone_and_restore(self, project, dev_schema):
+        schema = project.test_schema
+        create_orders(project)
+        project.run_sql(f"create table {schema}.customers (id int, name string) using delta")
+        project.run_sql(f"insert into {schema}.customers values (1, 'ann')")
+        run_dbt(["build"])
+
+        # A build fails where a source is away; `dbt retry` builds that model alone, once.
+        project.run_sql(f"insert into {schema}.orders values (3, 'placed')")
+        project.run_sql(f"insert into {schema}.customers values (2, 'bob')")
+        project.run_sql(f"alter table {schema}.customers rename to {schema}.customers_away")
+        failed = run_dbt(["build"], expect_pass=False)
+        assert statuses(failed) == {
+            "customers_mirror": "error",
+            "log": "success",
+            "mirror": "success",
+        }
+        project.run_sql(f"alter table {schema}.customers_away rename to {schema}.customers")
+        retried = run_dbt(["retry"])
+        assert messages(retried) == {
+            "customers_mirror": "OK, consumed customers_mirror__customers: 1 inserted, 0 updated, "
+            "0 deleted"
+        }
+        assert rows(project, "customers_mirror", "id, name") == [(1, "ann"), (2, "bob")]
+        assert run_dbt(["retry"]).results == []  # nothing failed: nothing to retry
+        assert offsets(project, schema) == {
+            "customers_mirror__customers": latest_version(project, "customers"),
+            "log__orders": latest_version(project, "orders"),
+            "mirror__orders": latest_version(project, "orders"),
+        }
+
+        # dbt clone copies the targets into dev; dev's builds carry on from their offsets.
+        state = Path(project.project_root) / "state"
+        state.mkdir()
+        shutil.copy(Path(project.project_root) / "target" / "manifest.json", state)
+        project.create_test_schema(dev_schema)
+        run_dbt(["clone", "--state", str(state), "--target", "dev"])
+        project.run_sql(f"update {schema}.orders set status = 'shipped' where id = 1")
+        project.run_sql(f"insert into {schema}.orders values (4, 'placed')")
+        consumed = {
+            "customers_mirror": "OK, no pending changes",
+            "log": "OK, consumed log__orders: 3 inserted, 0 updated, 0 deleted",
+            "mirror": "OK, consumed mirror__orders: 1 inserted, 1 updated, 0 deleted",
+        }
+        assert messages(run_dbt(["build", "--target", "dev"])) == consumed
+        assert messages(run_dbt(["build"])) == consumed
+        logged = [
+            (1, "placed", "DELETE"),
+            (1, "placed", "INSERT"),
+            (1, "shipped", "INSERT"),
+            (2, "placed", "INSERT"),
+            (3, "placed", "INSERT"),
+            (4, "placed", "INSERT"),
+        ]
+        mirrored = [(1, "shipped"), (2, "placed"), (3, "placed"), (4, "placed")]
+        for target_schema in (schema, dev_schema):
+            assert log_rows(project, target_schema) == logged
+            assert rows(project, "mirror", schema=target_schema) == mirrored
+        newest = latest_version(project, "orders")
+        assert offsets(project, dev_schema)["log__orders"] == newest
+
+        # A RESTORE takes the last build back; the next build consumes it again, once.
+        before = latest_version(project, "log")
+        project.run_sql(f"restore table {schema}.log to version as of {before - 1}")
+        assert len(log_rows(project, schema)) == 3
+        assert messages(run_dbt(["run", "--select", "log"])) == {"log": consumed["log"]}
+        assert log_rows(project, schema) == logged
+        assert offsets(project, schema)["log__orders"] == newest
+
+
+def statuses(result) -> dict[str, str]:
+    return {r.node.name: str(r.status) for r in result.results}
+
+
+def messages(result) -> dict[str, str]:
+    return {r.node.name: r.message for r in result.results}
+
+
+def log_rows(project, schema: str) -> list[tuple]:
+    found = project.run_sql(
+        f"select id, status, metadata_action from {schema}.log order by 1, 3, 2", fetch="all"
+    )
+    return [tuple(row) for row in found]
+
+
+def offsets(project, schema: str) -> dict[str, int]:
+    found = project.run_sql(f"select name, offset_version from {schema}.dbt_streams", fetch="all")
+    return {name: int(offset) for name, offset in found}

@@ -9,16 +9,22 @@ rolled forward from the target's history on the next build.
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
+from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere, StreamError
 from dbt.adapters.spark_streams.streams.quoting import quote
 from dbt.adapters.spark_streams.streams.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
+from dbt.adapters.spark_streams.streams.target_origin import (
+    MAX_ORIGINS,
+    Origin,
+    offsets_missing,
+    origin_of,
+)
 from dbt.adapters.spark_streams.streams.write_counts import WriteCounts
 
 MARKER = "dbt_spark_streams"
@@ -195,8 +201,73 @@ def consumed_elsewhere(commit: BuildCommit, why: str) -> StreamConsumedElsewhere
 
 
 def latest_commit_for(run: RunSql, target: str, consumer: str) -> BuildCommit | None:
-    """The newest stream build of `consumer` recorded in the target, if any."""
-    for commit, _ in _stream_history(run, target):
-        if commit.consumer == consumer:
+    """The stream build of `consumer` whose offsets the target's rows are at: its newest in
+    the target's recent history, or, past a CLONE or RESTORE, its newest at or before the
+    state that command copied (target_origin.py). None when the recent history holds
+    neither: the registry decides. Past a CLONE or RESTORE, the commit's txn version is the
+    highest the consumer ever used on the target, so Delta does not skip its next write as
+    one already applied."""
+    model = consumer.split(".")[-1]
+    table, origin = target, None
+    for _ in range(MAX_ORIGINS + 1):
+        if origin is None:
+            rows: Iterable[Row] = _recent_history(run, table)
+        else:
+            rows = _history_upto(run, table, origin.version)
+        found = _newest_commit_or_origin(rows, table, consumer, model)
+        if isinstance(found, BuildCommit):
+            if origin is None:
+                return found
+            highest = max(found.txn_version, _highest_txn(run, target, consumer))
+            return replace(found, txn_version=highest)
+        if found is None:
+            if origin is None:
+                return None
+            raise offsets_missing(model, target, origin)
+        table, origin = found.table, found
+    raise StreamError(
+        f"Model {model}: its target {target} was cloned or restored more than {MAX_ORIGINS} "
+        "times over; rebuild it with --full-refresh."
+    )
+
+
+def _recent_history(run: RunSql, table: str) -> Iterator[Row]:
+    """The table's newest commit alone, then its HISTORY_DEPTH newest (see _stream_history;
+    the newest again among them: looking at a commit twice changes no answer)."""
+    for depth in SEARCH_DEPTHS:
+        history = run(f"describe history {table} limit {depth}")
+        yield from history
+        if len(history) < depth:
+            return
+
+
+def _history_upto(run: RunSql, table: str, version: int) -> list[Row]:
+    """The table's commits at or before `version`, newest first (its whole history is read:
+    this runs once, on the first build after a clone or restore)."""
+    return [row for row in run(f"describe history {table}") if int(row["version"]) <= version]
+
+
+def _newest_commit_or_origin(
+    rows: Iterable[Row], table: str, consumer: str, model: str
+) -> "BuildCommit | Origin | None":
+    """The first of the consumer's stream commits and CLONE / RESTORE commits, newest first."""
+    for row in rows:
+        commit = BuildCommit.from_user_metadata(row.get("userMetadata"))
+        if commit is not None and commit.consumer == consumer:
             return commit
+        origin = origin_of(row, table, model)
+        if origin is not None:
+            return origin
     return None
+
+
+def _highest_txn(run: RunSql, target: str, consumer: str) -> int:
+    """The highest txn version of the consumer's stream commits in the target's whole history
+    (a RESTORE does not take back Delta's record of the transactions it undid)."""
+    commits = (
+        BuildCommit.from_user_metadata(row.get("userMetadata"))
+        for row in run(f"describe history {target}")
+    )
+    return max(
+        (c.txn_version for c in commits if c is not None and c.consumer == consumer), default=0
+    )
