@@ -129,3 +129,12 @@ def test_other_commits_are_no_origin() -> None:
         assert origin_of({"operation": operation, "operationParameters": {}}, DEV, "m") is None
     assert quote_table("spark_catalog.prod.t") == "`spark_catalog`.`prod`.`t`"
     assert quote_table("delta.`/data/t`") == "delta.`/data/t`"
+
+
+def test_a_full_refresh_takes_the_newest_build_whatever_came_after_it() -> None:
+    """--full-refresh is what the errors ask for: it starts the streams over and only needs a
+    txn version above the target's, so it looks past a copy whose offsets cannot be told."""
+    histories = Histories(dev=[build(1, 6), restore(2, None, "2026-11-27 10:00:00")])
+    found = latest_commit_for(histories.run, DEV, CONSUMER, follow_copies=False)
+    assert offsets(found) == (1, 6)
+    assert latest_commit_for(Histories(dev=[clone(0)]).run, DEV, CONSUMER, False) is None

@@ -351,6 +351,14 @@ class TestRetryCloneAndRestore(DeltaProject):
         assert log_rows(project, schema) == logged
         assert offsets(project, schema)["log__orders"] == newest
 
+        # A RESTORE to a timestamp names no version: an error, and --full-refresh starts over.
+        at = history(project, "log")[1][1]  # the time of the first RESTORE, before the build
+        project.run_sql(f"restore table {schema}.log to timestamp as of '{at}'")
+        refused = run_dbt(["run", "--select", "log"], expect_pass=False)
+        assert "by a RESTORE to a timestamp" in " ".join(messages(refused)["log"].split())
+        run_dbt(["run", "--select", "log", "--full-refresh"])
+        assert log_rows(project, schema) == [(id_, status, "INSERT") for id_, status in mirrored]
+
 
 def statuses(result) -> dict[str, str]:
     return {r.node.name: str(r.status) for r in result.results}

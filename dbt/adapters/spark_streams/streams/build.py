@@ -98,7 +98,7 @@ def begin(run: RunSql, build: StreamBuild) -> StreamBuild:
     if not (build.consuming and build.target_exists):
         return build
     assert build.consumer is not None
-    commit = latest_commit_for(run, build.target, build.consumer)
+    commit = latest_commit_for(run, build.target, build.consumer, not build.full_refresh)
     if commit is None:
         return build
     build.last_txn_version = commit.txn_version

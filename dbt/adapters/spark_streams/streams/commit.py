@@ -200,13 +200,17 @@ def consumed_elsewhere(commit: BuildCommit, why: str) -> StreamConsumedElsewhere
     )
 
 
-def latest_commit_for(run: RunSql, target: str, consumer: str) -> BuildCommit | None:
+def latest_commit_for(
+    run: RunSql, target: str, consumer: str, follow_copies: bool = True
+) -> BuildCommit | None:
     """The stream build of `consumer` whose offsets the target's rows are at: its newest in
     the target's recent history, or, past a CLONE or RESTORE, its newest at or before the
     state that command copied (target_origin.py). None when the recent history holds
     neither: the registry decides. Past a CLONE or RESTORE, the commit's txn version is the
-    highest the consumer ever used on the target, so Delta does not skip its next write as
-    one already applied."""
+    highest the consumer ever used on the target, so Delta never skips its next write as one
+    already applied. A --full-refresh build, which starts its streams over, does not follow
+    copies (`follow_copies=False`): it only needs the txn version, and it is the fix the
+    errors of a copy whose offsets cannot be told ask for."""
     model = consumer.split(".")[-1]
     table, origin = target, None
     for _ in range(MAX_ORIGINS + 1):
@@ -214,7 +218,7 @@ def latest_commit_for(run: RunSql, target: str, consumer: str) -> BuildCommit | 
             rows: Iterable[Row] = _recent_history(run, table)
         else:
             rows = _history_upto(run, table, origin.version)
-        found = _newest_commit_or_origin(rows, table, consumer, model)
+        found = _newest_commit_or_origin(rows, table, consumer, model if follow_copies else "")
         if isinstance(found, BuildCommit):
             if origin is None:
                 return found
@@ -250,20 +254,22 @@ def _history_upto(run: RunSql, table: str, version: int) -> list[Row]:
 def _newest_commit_or_origin(
     rows: Iterable[Row], table: str, consumer: str, model: str
 ) -> "BuildCommit | Origin | None":
-    """The first of the consumer's stream commits and CLONE / RESTORE commits, newest first."""
+    """The first of the consumer's stream commits and CLONE / RESTORE commits, newest first
+    (stream commits only when `model` is '')."""
     for row in rows:
         commit = BuildCommit.from_user_metadata(row.get("userMetadata"))
         if commit is not None and commit.consumer == consumer:
             return commit
-        origin = origin_of(row, table, model)
+        origin = origin_of(row, table, model) if model else None
         if origin is not None:
             return origin
     return None
 
 
 def _highest_txn(run: RunSql, target: str, consumer: str) -> int:
-    """The highest txn version of the consumer's stream commits in the target's whole history
-    (a RESTORE does not take back Delta's record of the transactions it undid)."""
+    """The highest txn version of the consumer's stream commits in the target's whole history:
+    whether or not a RESTORE takes back Delta's record of the transactions it undid, a version
+    above all of them is never skipped as already applied."""
     commits = (
         BuildCommit.from_user_metadata(row.get("userMetadata"))
         for row in run(f"describe history {target}")
