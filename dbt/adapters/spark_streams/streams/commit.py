@@ -218,7 +218,7 @@ def latest_commit_for(
             rows: Iterable[Row] = _recent_history(run, table)
         else:
             rows = _history_upto(run, table, origin.version)
-        found = _newest_commit_or_origin(rows, table, consumer, model if follow_copies else "")
+        found = _newest_commit_or_origin(rows, table, consumer, model, follow_copies)
         if isinstance(found, BuildCommit):
             if origin is None:
                 return found
@@ -252,15 +252,15 @@ def _history_upto(run: RunSql, table: str, version: int) -> list[Row]:
 
 
 def _newest_commit_or_origin(
-    rows: Iterable[Row], table: str, consumer: str, model: str
+    rows: Iterable[Row], table: str, consumer: str, model: str, follow_copies: bool
 ) -> "BuildCommit | Origin | None":
-    """The first of the consumer's stream commits and CLONE / RESTORE commits, newest first
-    (stream commits only when `model` is '')."""
+    """The first of the consumer's stream commits and (when `follow_copies`) CLONE / RESTORE
+    commits, newest first."""
     for row in rows:
         commit = BuildCommit.from_user_metadata(row.get("userMetadata"))
         if commit is not None and commit.consumer == consumer:
             return commit
-        origin = origin_of(row, table, model) if model else None
+        origin = origin_of(row, table, model) if follow_copies else None
         if origin is not None:
             return origin
     return None
