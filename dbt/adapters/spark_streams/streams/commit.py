@@ -32,7 +32,7 @@ USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 HISTORY_DEPTH = 20
-# The target's newest commit alone, then its HISTORY_DEPTH newest (see _stream_history).
+# The target's newest commit alone, then its HISTORY_DEPTH newest (see _recent_history).
 SEARCH_DEPTHS = (1, HISTORY_DEPTH)
 T = TypeVar("T")
 # Runs one statement with session confs set around it and only around it. The adapter sets
@@ -164,18 +164,11 @@ def run_with_commit(
 
 def _stream_history(run: RunSql, target: str) -> Iterator[tuple[BuildCommit, Row]]:
     """The stream builds among the target's recent commits with their history rows, newest
-    first, for a caller that stops at the one it looks for. The newest commit is read alone
-    first: it is nearly always that one (the consumer's last build, or the build's own write),
-    and every commit read costs. Only a caller that reads on gets the HISTORY_DEPTH newest
-    (the newest again among them: looking at a commit twice changes no answer)."""
-    for depth in SEARCH_DEPTHS:
-        history = run(f"describe history {target} limit {depth}")
-        for row in history:
-            commit = BuildCommit.from_user_metadata(row.get("userMetadata"))
-            if commit is not None:
-                yield commit, row
-        if len(history) < depth:
-            return  # that was the whole history
+    first, for a caller that stops at the one it looks for."""
+    for row in _recent_history(run, target):
+        commit = BuildCommit.from_user_metadata(row.get("userMetadata"))
+        if commit is not None:
+            yield commit, row
 
 
 def verify_landed(run: RunSql, target: str, commit: BuildCommit) -> WriteCounts:
@@ -236,13 +229,16 @@ def latest_commit_for(
 
 
 def _recent_history(run: RunSql, table: str) -> Iterator[Row]:
-    """The table's newest commit alone, then its HISTORY_DEPTH newest (see _stream_history;
-    the newest again among them: looking at a commit twice changes no answer)."""
+    """The table's recent commits, newest first, for a caller that stops at the one it looks
+    for. The newest commit is read alone first: it is nearly always that one (the consumer's
+    last build, or the build's own write), and every commit read costs. Only a caller that
+    reads on gets the HISTORY_DEPTH newest (the newest again among them: looking at a commit
+    twice changes no answer)."""
     for depth in SEARCH_DEPTHS:
         history = run(f"describe history {table} limit {depth}")
         yield from history
         if len(history) < depth:
-            return
+            return  # that was the whole history
 
 
 def _history_upto(run: RunSql, table: str, version: int) -> list[Row]:
