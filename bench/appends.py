@@ -3,7 +3,7 @@ the floor MERGE.
 
 When every commit since its offset only appended rows, an `apply_changes` build writes the
 stream's rows with an INSERT instead of a MERGE; when every commit only deleted rows, with a
-MERGE that has only its delete clause (streams/appends.py). The source is make bench's orders
+MERGE that has only its delete clause (streams/delta/appends.py). The source is make bench's orders
 (N rows); each round inserts D new rows (one blind append) or deletes D existing ones (one
 DELETE of a range of ids), then builds `stream_mirror` and runs the floor, the MERGE a user
 would hand-write (bench/run.py), side by side in one warm session. Both must equal the source.

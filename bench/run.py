@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 from bench.report import write_report
 from dbt.adapters.spark_streams.impl import SparkStreamsAdapter
 from dbt.adapters.spark_streams.stream_methods import write_confs
-from dbt.adapters.spark_streams.streams.commit import run_with_confs
+from dbt.adapters.spark_streams.streams.offsets.commit import run_with_confs
 
 PROJECT = Path(__file__).resolve().parent / "project"
 SOURCE = "bench_raw.orders"

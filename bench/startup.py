@@ -93,7 +93,7 @@ def dbt(project: Path, mode: str, *args: str) -> float:
 
 def wait_for_trainers(timeout: float = 1800) -> None:
     """Until no CDS trainer is at work or about to be (a fresh request with no outcome yet)."""
-    from dbt.adapters.spark_streams import cds
+    from dbt.adapters.spark_streams.session.jvm import cds
 
     deadline = time.monotonic() + timeout
     folder = cds.cache_root() / "cds"
@@ -145,7 +145,7 @@ def timed_launch(*args, **kwargs):
         marks["JVM up (spark-submit, resolution)"] = time.perf_counter() - started
 context.launch_gateway = timed_launch
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.embedded_session import start_embedded_session
+from dbt.adapters.spark_streams.session.embedded import start_embedded_session
 creds = SparkStreamsCredentials.from_dict(
     {"schema": "shop", "warehouse_dir": "spark-warehouse", "metastore_dir": "metastore",
      "shuffle_partitions": 2}

@@ -22,8 +22,11 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.embedded_session import start_embedded_session
-from dbt.adapters.spark_streams.streams.system_time import SystemTimeRequest, system_time_sql
+from dbt.adapters.spark_streams.session.embedded import start_embedded_session
+from dbt.adapters.spark_streams.streams.travel.for_system_time import (
+    SystemTimeRequest,
+    system_time_sql,
+)
 
 TABLE = "bench_raw.versions"
 TARGET = 3.0

@@ -24,7 +24,7 @@ from pathlib import Path
 import pyspark
 
 from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
-from dbt.adapters.spark_streams.embedded_session import session_confs
+from dbt.adapters.spark_streams.session.embedded import session_confs
 
 REPO = Path(__file__).resolve().parents[1]
 METASTORE_SERVER = REPO / "scripts" / "metastore-server.sh"

@@ -22,7 +22,7 @@ STREAMS = "tests/functional/streams/"
 FAULTS = [
     (
         "the source version re-read at every reference",
-        ENGINE + "resolve.py",
+        ENGINE + "kinds/resolve.py",
         [
             ("    if source.name not in build.pins:\n        build.pins[source.name] = kind",
              "    if True:\n        build.pins[source.name] = kind"),
@@ -35,27 +35,27 @@ FAULTS = [
     ),
     (
         "the whole-history read dropped",
-        ENGINE + "staleness.py",
+        ENGINE + "delta/staleness.py",
         [("HISTORY_PAGES = (8, RECENT_COMMITS, None)", "HISTORY_PAGES = (8, RECENT_COMMITS)")],
         STREAMS + "test_blind_spots.py", "history_page",
     ),
     (
         "only the deleted-files retention raised",
-        ENGINE + "retention.py",
+        ENGINE + "delta/retention.py",
         [("(DELETED_FILES, current.deleted_files), (LOG, current.log))",
           "(DELETED_FILES, current.deleted_files),)")],
         STREAMS + "test_blind_spots.py", "log_retention",
     ),
     (
         "key ranges: each range misses its lowest key",
-        ENGINE + "key_ranges.py",
+        ENGINE + "builds/key_ranges.py",
         [('f"{column} between {int(low)} and {int(high)}"',
           'f"{column} between {int(low) + 1} and {int(high)}"')],
         STREAMS + "test_fuzz.py", "",
     ),
     (
         "key ranges: the gaps between keys computed in the key's own type",
-        ENGINE + "key_ranges.py",
+        ENGINE + "builds/key_ranges.py",
         [("cast(k as decimal(20, 0)) - lag(k)", "k - lag(k)")],
         STREAMS + "test_key_ranges_sql.py", "",
     ),

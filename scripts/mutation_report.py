@@ -18,7 +18,7 @@ def main() -> None:
     for line in sys.stdin:
         found = LINE.match(line.rstrip())
         if found:
-            module = found["module"].rsplit(".", 1)[-1]
+            module = found["module"].split(".streams.", 1)[-1]
             counts[module][found["status"].strip()] += 1
     total = Counter()
     print("| module | " + " | ".join(COLUMNS) + " | killed % |")

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, settings
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
-from dbt.adapters.spark_streams.embedded_session import start_embedded_session
+from dbt.adapters.spark_streams.session.embedded import start_embedded_session
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.faults import BUILDS_ENV, CRASH_ENV, STEPS
+from dbt.adapters.spark_streams.streams.builds.faults import BUILDS_ENV, CRASH_ENV, STEPS
 from tests.integration.dbt_process import dbt_command, run_dbt_process
 from tests.integration.ports import free_port
 

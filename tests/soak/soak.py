@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dbt.adapters.spark_streams.streams.faults import CRASH_ENV, STEPS
+from dbt.adapters.spark_streams.streams.builds.faults import CRASH_ENV, STEPS
 from tests.integration.dbt_process import run_dbt_process
 from tests.integration.test_crash_safety import INVARIANTS, PROJECT, wait_for_jvm_exit
 from tests.soak.shrink import Batch, History, shrink, statement_count

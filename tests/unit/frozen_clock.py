@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from dbt.adapters.spark_streams.streams import staleness
+from dbt.adapters.spark_streams.streams.delta import staleness
 
 
 def freeze_staleness_clock(monkeypatch: pytest.MonkeyPatch, moment: datetime) -> None:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from dbt.adapters.contracts.connection import AdapterResponse
 
-from dbt.adapters.spark_streams.streams.build import BuildOutcome
+from dbt.adapters.spark_streams.streams.builds.build import BuildOutcome
 
 
 @dataclass

@@ -15,13 +15,13 @@ from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt.adapters.spark.session import SessionConnectionWrapper
 from pyspark.sql import SparkSession
 
-from dbt.adapters.spark_streams.bindings import spark_literal
 from dbt.adapters.spark_streams.credentials import (
     LOCAL_METHODS,
     SparkStreamsCredentials,
     StreamsConnectionMethod,
 )
-from dbt.adapters.spark_streams.session_cursor import BoundConnection
+from dbt.adapters.spark_streams.session.bindings import spark_literal
+from dbt.adapters.spark_streams.session.cursor import BoundConnection
 
 
 def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool]:
@@ -32,10 +32,10 @@ def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool
     on the server, released when the connection closes.
     """
     if creds.method == StreamsConnectionMethod.CONNECT:
-        from dbt.adapters.spark_streams.remote_session import new_connect_session
+        from dbt.adapters.spark_streams.session.connect import new_connect_session
 
         return new_connect_session(creds), True
-    from dbt.adapters.spark_streams.embedded_session import start_embedded_session
+    from dbt.adapters.spark_streams.session.embedded import start_embedded_session
 
     return start_embedded_session(creds).newSession(), False
 
@@ -47,7 +47,7 @@ class StreamsConnectionWrapper(SessionConnectionWrapper):
 
     @classmethod
     def _fix_binding(cls, value: Any) -> str:
-        """A bound value (a seed's cell) as a Spark SQL literal (see bindings.py)."""
+        """A bound value (a seed's cell) as a Spark SQL literal (see session/bindings.py)."""
         return spark_literal(value)
 
     def close(self) -> None:

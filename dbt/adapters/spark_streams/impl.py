@@ -12,7 +12,7 @@ from dbt_common.contracts.constraints import ConstraintType
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
 from dbt.adapters.spark_streams.stream_methods import StreamMethods
-from dbt.adapters.spark_streams.streams.quoting import quote
+from dbt.adapters.spark_streams.streams.sql.quoting import quote
 
 # `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
 # from `DESCRIBE` and from Spark SQL itself; without this the catalog says `long` for a view's

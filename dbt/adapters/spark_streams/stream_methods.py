@@ -18,10 +18,9 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.spark_streams.build_response import StreamBuildResponse
-from dbt.adapters.spark_streams.session_confs import session_confs
-from dbt.adapters.spark_streams.session_cursor import BoundConnection
-from dbt.adapters.spark_streams.stream_listing import format_streams
-from dbt.adapters.spark_streams.streams.build import (
+from dbt.adapters.spark_streams.session.cursor import BoundConnection
+from dbt.adapters.spark_streams.session.statement_confs import session_confs
+from dbt.adapters.spark_streams.streams.builds.build import (
     BuildEnv,
     BuildPlan,
     StreamBuild,
@@ -29,49 +28,54 @@ from dbt.adapters.spark_streams.streams.build import (
     finish,
     plan,
 )
-from dbt.adapters.spark_streams.streams.commit import RunWithConfs, retry_on_conflict, sql_confs
-from dbt.adapters.spark_streams.streams.consumer_config import (
+from dbt.adapters.spark_streams.streams.builds.config import (
     ConsumerConfig,
     ModelConfig,
     StreamSettings,
     as_key,
 )
-from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.faults import at_step
-from dbt.adapters.spark_streams.streams.file_sets import FileSets
-from dbt.adapters.spark_streams.streams.file_stream import resolve_file_stream
-from dbt.adapters.spark_streams.streams.file_table import FILES_SOURCE_TYPE
-from dbt.adapters.spark_streams.streams.freshness import freshness_failures
-from dbt.adapters.spark_streams.streams.interval import (
-    ChangesRequest,
-    changes_sql,
-    empty_changes_sql,
-)
-from dbt.adapters.spark_streams.streams.key_ranges import (
+from dbt.adapters.spark_streams.streams.builds.faults import at_step
+from dbt.adapters.spark_streams.streams.builds.key_ranges import (
     MOST_RANGES,
     can_range,
     key_ranges_sql,
     target_predicate,
     wants_ranges,
 )
-from dbt.adapters.spark_streams.streams.quoting import quote, quote_path, string_literal
-from dbt.adapters.spark_streams.streams.registry import Registry, StreamRecord
-from dbt.adapters.spark_streams.streams.resolve import StreamRequest, resolve_stream
-from dbt.adapters.spark_streams.streams.run_sql import Row, RunSql
-from dbt.adapters.spark_streams.streams.source import SourceIsView, SourceVersion
-from dbt.adapters.spark_streams.streams.status import stream_status
-from dbt.adapters.spark_streams.streams.system_time import (
+from dbt.adapters.spark_streams.streams.delta.source import SourceIsView, SourceVersion
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.files.sets import FileSets
+from dbt.adapters.spark_streams.streams.files.table import FILES_SOURCE_TYPE
+from dbt.adapters.spark_streams.streams.kinds.file_table import resolve_file_stream
+from dbt.adapters.spark_streams.streams.kinds.resolve import StreamRequest, resolve_stream
+from dbt.adapters.spark_streams.streams.kinds.view import resolve_view_stream
+from dbt.adapters.spark_streams.streams.offsets.commit import (
+    RunWithConfs,
+    retry_on_conflict,
+    sql_confs,
+)
+from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.sql.quoting import quote, quote_path, string_literal
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
+from dbt.adapters.spark_streams.streams.status.freshness import freshness_failures
+from dbt.adapters.spark_streams.streams.status.listing import format_streams
+from dbt.adapters.spark_streams.streams.status.stream_status import stream_status
+from dbt.adapters.spark_streams.streams.travel.changes import (
+    ChangesRequest,
+    changes_sql,
+    empty_changes_sql,
+)
+from dbt.adapters.spark_streams.streams.travel.current_valid_time import current_valid_time_sql
+from dbt.adapters.spark_streams.streams.travel.for_system_time import (
     TIME_FORMAT,
     SystemTimeRequest,
     readable_history,
     system_time_sql,
 )
-from dbt.adapters.spark_streams.streams.valid_time import current_valid_time_sql
-from dbt.adapters.spark_streams.streams.view_interval import (
+from dbt.adapters.spark_streams.streams.travel.view_changes import (
     empty_view_changes_sql,
     view_changes_sql,
 )
-from dbt.adapters.spark_streams.streams.view_stream import resolve_view_stream
 
 logger = AdapterLogger("SparkStreams")
 REGISTRY_RETRIES = 3
@@ -234,7 +238,7 @@ class StreamMethods(metaclass=AdapterMeta):
 
     @available
     def changes_sql(self, node_id: str, source: BaseRelation, options: dict[str, Any]) -> str:
-        """The SQL of one `changes()` call (streams/interval.py): read-only, so it needs no
+        """The SQL of one `changes()` call (streams/travel/changes.py): read-only, so it needs no
         build, only the node's pins. Its default end is the build's pin, which a view would
         keep forever: such SQL carries a marker the view materialization refuses."""
         request = ChangesRequest(
@@ -260,7 +264,7 @@ class StreamMethods(metaclass=AdapterMeta):
 
     @available
     def system_time_sql(self, node_id: str, source: BaseRelation, options: dict[str, Any]) -> str:
-        """The SQL of one `for_system_time()` call (streams/system_time.py)."""
+        """The SQL of one `for_system_time()` call (streams/travel/for_system_time.py)."""
         request = SystemTimeRequest.from_options(
             str(source.schema), str(source.identifier), options
         )
@@ -277,7 +281,7 @@ class StreamMethods(metaclass=AdapterMeta):
         at: str,
         started: datetime,
     ) -> str:
-        """The SQL of one `current_valid_time()` call (streams/valid_time.py)."""
+        """The SQL of one `current_valid_time()` call (streams/travel/current_valid_time.py)."""
         columns = [column.name for column in self.get_columns_in_relation(relation)]  # type: ignore[attr-defined]
         return current_valid_time_sql(str(relation), columns, (valid_from, valid_to), at, started)
 
@@ -335,7 +339,7 @@ class StreamMethods(metaclass=AdapterMeta):
         existing: BaseRelation | None,
         full_refresh: bool,
     ) -> BuildPlan:
-        """The materialization's one decision (streams/build.py): the checked config, and
+        """The materialization's one decision (streams/builds/build.py): the checked config, and
         whether to rebuild the target, write its changes or write nothing. When no source
         committed since its streams' offsets there is nothing to consume and no offset to
         move, so the write (and its commit) is skipped altogether."""
@@ -354,7 +358,7 @@ class StreamMethods(metaclass=AdapterMeta):
         setting: bool | None,
     ) -> str:
         """` and (t.key between low and high or ...)` naming the change set's key ranges, so
-        the write's MERGE skips the target files outside them (streams/key_ranges.py); ''
+        the write's MERGE skips the target files outside them (streams/builds/key_ranges.py); ''
         when the model's key_ranges says no or its first key column is not an integer."""
         target_bytes = self._size_in_bytes(target) if setting is None and unique_key else None
         if not unique_key or not wants_ranges(setting, target_bytes):
@@ -377,7 +381,7 @@ class StreamMethods(metaclass=AdapterMeta):
         self, node_id: str, statement: str | None, file_rows: int = 0
     ) -> AdapterResponse:
         """Run the build's one write with the streams' new offsets in the same Delta commit
-        (streams/build.py). `file_rows` caps the rows per file the write produces (0: no
+        (streams/builds/build.py). `file_rows` caps the rows per file the write produces (0: no
         cap); see `write_confs`."""
         build = self._builds().pop((get_invocation_id(), node_id), None)
         self._node_pins.pop((get_invocation_id(), node_id), None)
@@ -388,7 +392,7 @@ class StreamMethods(metaclass=AdapterMeta):
 
     def _run_with_confs(self) -> RunWithConfs:
         """The thread's session's conf API where the connection has its own session
-        (session_confs.py); SQL SET / RESET on dbt-spark's other connections."""
+        (session/statement_confs.py); SQL SET / RESET on dbt-spark's other connections."""
         wrapper = self.connections.get_thread_connection().handle
         bound = getattr(wrapper, "handle", None)
         if isinstance(bound, BoundConnection):
@@ -469,7 +473,7 @@ class StreamMethods(metaclass=AdapterMeta):
 
     @available
     def format_streams(self, streams: list[dict[str, Any]], output_format: str) -> str:
-        """show_streams' output: an aligned table, or JSON lines (stream_listing.py)."""
+        """show_streams' output: an aligned table, or JSON lines (streams/status/listing.py)."""
         return format_streams(streams, output_format)
 
     @available

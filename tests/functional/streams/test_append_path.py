@@ -1,6 +1,6 @@
 """A mirror of a source that only gained rows since its offset is written by an INSERT, not a
 MERGE, and one of a source that only lost rows by a MERGE with only its delete clause
-(streams/appends.py): blind appends, and commits that change no row (OPTIMIZE, table
+(streams/delta/appends.py): blind appends, and commits that change no row (OPTIMIZE, table
 properties), take the INSERT; DELETEs (with such commits) the delete-only MERGE; an update,
 an overwrite, deletes mixed with inserts, or a new stream take the full MERGE. After every
 build the mirror equals its source, a deleted key appended again included.

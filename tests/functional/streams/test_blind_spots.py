@@ -13,7 +13,7 @@ to fail with its fault in place):
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.spark_streams.streams.staleness import RECENT_COMMITS
+from dbt.adapters.spark_streams.streams.delta.staleness import RECENT_COMMITS
 from tests.functional.adapter.delta import (
     DeltaProject,
     run_in_one_session,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from dbt.adapters.spark_streams.streams.changes import (
+from dbt.adapters.spark_streams.streams.records.netting import (
     ChangeRange,
     Snapshot,
     append_only_sql,

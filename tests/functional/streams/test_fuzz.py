@@ -212,7 +212,7 @@ steps = st.lists(
 )
 
 
-# A range of appends only (the mirror's INSERT path, streams/appends.py), one of deletes only
+# A range of appends only (the mirror's INSERT path, streams/delta/appends.py), one of deletes only
 # (its delete-only MERGE), then a key deleted and appended again beside an update (MERGE),
 # every model building.
 APPENDS_THEN_DELETES_THEN_MIXED = [

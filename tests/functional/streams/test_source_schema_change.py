@@ -10,14 +10,14 @@ anything is written, and so does a peek that would need the consumer's read sett
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.schema_changes import (
+from dbt.adapters.spark_streams.streams.delta.schema_changes import (
     UNSAFE_READ,
     SchemaReads,
     check_schema_changes,
     describe_change,
 )
-from dbt.adapters.spark_streams.streams.staleness import CommitsSinceOffset
+from dbt.adapters.spark_streams.streams.delta.staleness import CommitsSinceOffset
+from dbt.adapters.spark_streams.streams.errors import StreamError
 from tests.functional.adapter.delta import DeltaProject, sources_yml
 
 SOURCES = sources_yml("shop", "renamed", "dropped", "widened", "added", "unmapped")

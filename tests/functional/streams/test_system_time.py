@@ -16,7 +16,10 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.system_time import SystemTimeRequest, system_time_sql
+from dbt.adapters.spark_streams.streams.travel.for_system_time import (
+    SystemTimeRequest,
+    system_time_sql,
+)
 from tests.functional.adapter.delta import DeltaProject, sources_yml
 
 SCRIPT = (

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import pytest
 from dbt.tests.util import get_connection, run_dbt, run_dbt_and_capture
 
-from dbt.adapters.spark_streams.streams.registry import (
+from dbt.adapters.spark_streams.streams.offsets.registry import (
     COMPACT_EVERY,
     REGISTRY_COLUMNS,
     Registry,

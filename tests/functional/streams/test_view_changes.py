@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dbt.adapters.spark_streams.streams.changes import net_changes_sql
-from dbt.adapters.spark_streams.streams.source import SourceVersion, describe_source
-from dbt.adapters.spark_streams.streams.view_changes import TableInterval, view_change_range
-from dbt.adapters.spark_streams.streams.view_definition import read_view_definition
+from dbt.adapters.spark_streams.streams.delta.source import SourceVersion, describe_source
+from dbt.adapters.spark_streams.streams.records.netting import net_changes_sql
+from dbt.adapters.spark_streams.streams.views.algebra import TableInterval, view_change_range
+from dbt.adapters.spark_streams.streams.views.definition import read_view_definition
 from tests.functional.adapter.delta import DeltaProject
 
 ROUNDS = count()

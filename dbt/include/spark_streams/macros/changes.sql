@@ -1,7 +1,7 @@
 {#-
   changes(relation, at, before, end, information, unique_key)
   The change records between two states of a Delta table, netted as a stream's are; read-only,
-  so it works in any model, test, snapshot, analysis or `dbt show` (streams/interval.py).
+  so it works in any model, test, snapshot, analysis or `dbt show` (streams/travel/changes.py).
 -#}
 {% macro changes(relation, at=none, before=none, end=none, information='default', unique_key=none) -%}
   {{ return(adapter.dispatch('changes', 'dbt')(relation, at, before, end, information, unique_key)) }}

@@ -21,7 +21,7 @@
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
   {#- dbt's --empty renders every ref() and source() with `limit 0`: a dry run reads and
       consumes nothing. The model's config is checked and defaulted in Python
-      (streams/consumer_config.py). -#}
+      (streams/builds/config.py). -#}
   {%- set options = {
       'name': name,
       'relation_label': spark_streams__relation_label(relation),

@@ -1,7 +1,7 @@
 {#-
   for_system_time(relation, as_of=t | before=t | from_to=(t1, t2) | between=(t1, t2))
   The rows of a Delta table valid at a time (or during a period), with `_sys_start` and
-  `_sys_end`: Netezza's system-time travel over the Change Data Feed (streams/system_time.py).
+  `_sys_end`: Netezza's system-time travel over the Change Data Feed (streams/travel/for_system_time.py).
   retention_start(relation): the earliest time it can be asked about.
 -#}
 {% macro for_system_time(relation, as_of=none, before=none, from_to=none, between=none) -%}

@@ -2,7 +2,7 @@
   current_valid_time(relation, valid_from='valid_from', valid_to='valid_to', at='transaction')
   The rows of a valid-time table (a `history` target, or a dbt snapshot with
   valid_from='dbt_valid_from', valid_to='dbt_valid_to') whose period covers the reference
-  time, without the period columns: Teradata's CURRENT VALIDTIME (streams/valid_time.py).
+  time, without the period columns: Teradata's CURRENT VALIDTIME (streams/travel/current_valid_time.py).
   at='transaction': when this dbt invocation started, the same in every model of the run;
   at='now': each statement's current_timestamp().
 -#}

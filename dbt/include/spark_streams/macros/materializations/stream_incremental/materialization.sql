@@ -1,12 +1,12 @@
 {#-
   stream_incremental: builds the target from the model's streams and moves their offsets in
   the same Delta commit. The first build and --full-refresh create the target and the streams.
-  The model's config is checked and defaulted in Python (streams/consumer_config.py); the
+  The model's config is checked and defaulted in Python (streams/builds/config.py); the
   macros here only render SQL from it.
 -#}
 {% materialization stream_incremental, adapter='spark_streams' -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
-  {#- Python decides (streams/build.py): rebuild, write the changes, or write nothing. -#}
+  {#- Python decides (streams/builds/build.py): rebuild, write the changes, or write nothing. -#}
   {%- set plan = adapter.stream_build_plan(model.unique_id, model.name, config, existing, should_full_refresh()) -%}
   {%- set consumer = plan.consumer -%}
   {%- set target_relation = this.incorporate(type='table') -%}
@@ -35,7 +35,7 @@
   {%- else -%}
     {%- set columns = spark_streams__stream_schema_changes(tmp_relation, existing, columns, consumer.on_schema_change) -%}
     {#- One macro per strategy, found by name as dbt finds get_incremental_<strategy>_sql;
-        a mirror of sources that only gained rows is written by append (streams/appends.py). -#}
+        a mirror of sources that only gained rows is written by append (streams/delta/appends.py). -#}
     {%- set write_sql = adapter.stream_strategy_macro(context, plan.write_strategy) -%}
     {%- set build_sql = write_sql(tmp_relation, target_relation, columns, consumer.unique_key) -%}
   {%- endif -%}
@@ -51,7 +51,7 @@
 
 {#-
   The change set, with a hint that Spark broadcast it to the write's join with the target: the
-  build's history bounds its rows (streams/change_size.py), which Spark cannot know, and would
+  build's history bounds its rows (streams/delta/change_size.py), which Spark cannot know, and would
   otherwise shuffle every key of the target to join them.
 -#}
 {% macro spark_streams__broadcast_hinted(sql) -%}

@@ -3,7 +3,7 @@
   stream_<strategy>_sql. The materialization finds it by name in the model's context, the way
   dbt finds get_incremental_<strategy>_sql, and each dispatches, so a project overrides one
   with spark_streams__stream_merge_sql (or stream_merge_sql) in its own macros. A new strategy
-  is one more pair here plus its name in streams/consumer_config.py. Each takes the change set
+  is one more pair here plus its name in streams/builds/config.py. Each takes the change set
   (a temporary view), the target, the columns to write and the model's unique_key (a list,
   empty without one).
 -#}
@@ -58,7 +58,7 @@
 
 
 {#-
-  A mirror whose sources only lost rows since its offsets (streams/appends.py): the change set
+  A mirror whose sources only lost rows since its offsets (streams/delta/appends.py): the change set
   holds only DELETEs, and a MERGE with only its delete clause finds their rows with an inner
   join (a MERGE that may insert needs an outer one).
 -#}
@@ -150,7 +150,7 @@
 
 {#-
   ` and (t.key between low and high or ...)`: the change set's key ranges, so that Delta reads
-  only the target files whose keys they can match (streams/key_ranges.py); '' when the model's
+  only the target files whose keys they can match (streams/builds/key_ranges.py); '' when the model's
   key_ranges says no (by default: a target under 256 MiB) or its first key column is not an
   integer.
 -#}
@@ -183,7 +183,7 @@
 
 
 {#- The target's table properties (deletion vectors on unless the model says otherwise; see
-    DEFAULT_TARGET_PROPERTIES in streams/consumer_config.py). -#}
+    DEFAULT_TARGET_PROPERTIES in streams/builds/config.py). -#}
 {% macro spark_streams__target_tblproperties(consumer) -%}
   tblproperties (
     {%- for name, value in consumer.target_properties.items() %}

@@ -1,0 +1,71 @@
+"""A dbt-spark session cursor bound to one SparkSession, embedded or Spark Connect.
+
+dbt-spark's cursor rebuilds a session through `SparkSession.builder` on every statement, which
+cannot reach a Spark Connect server and re-applies confs each time. Binding the cursor to the
+session the adapter built keeps dbt-spark's result handling and drops both problems.
+
+Every call that reaches Spark raises Spark's errors as dbt errors with Spark's (or Delta's)
+error class and message (see session/errors.py): a statement fails in `execute`, a query at
+its first row (on Spark Connect, a query is only analysed when its schema or rows are asked
+for). DESCRIBE HISTORY of a Delta table is read on the driver where the session allows it
+(session/history.py): the same rows without a Spark job.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from dbt.adapters.spark.session import Connection, Cursor
+from pyspark.sql import Row, SparkSession
+
+from dbt.adapters.spark_streams.session.errors import readable_spark_errors
+from dbt.adapters.spark_streams.session.history import history_frame
+
+
+class BoundCursor(Cursor):
+    """dbt-spark's cursor, executing on a given session."""
+
+    def __init__(self, session: SparkSession) -> None:
+        super().__init__()
+        self.session = session
+
+    def execute(self, sql: str, *parameters: Any) -> None:
+        """Run one statement (a query is planned, and run when its rows are fetched)."""
+        if parameters:
+            sql = sql % parameters
+        with readable_spark_errors():
+            history = history_frame(self.session, sql)
+            self._df = self.session.sql(sql) if history is None else history
+
+    @property
+    def description(self) -> Sequence[tuple]:
+        """The result's columns, as dbt-spark describes them."""
+        with readable_spark_errors():
+            return super().description
+
+    def fetchall(self) -> list[Row] | None:
+        """Every row of the result: where a query's run-time errors surface."""
+        with readable_spark_errors():
+            return super().fetchall()
+
+    def fetchone(self) -> Row | None:
+        """The result's next row."""
+        with readable_spark_errors():
+            return super().fetchone()
+
+
+class BoundConnection(Connection):
+    """dbt-spark's session connection handing out cursors bound to one session."""
+
+    def __init__(self, session: SparkSession, release_on_close: bool = False) -> None:
+        super().__init__()
+        self.session = session
+        self.release_on_close = release_on_close
+
+    def cursor(self) -> BoundCursor:
+        """A fresh cursor on the bound session."""
+        return BoundCursor(self.session)
+
+    def release(self) -> None:
+        """Give back a session opened for this connection alone (a Spark Connect one)."""
+        if self.release_on_close:
+            self.session.stop()

@@ -1,0 +1,234 @@
+"""One model's build, from its first `stream()` call to its commit.
+
+The life cycle has three named steps, each run once:
+
+- `begin`: a consuming build of an existing target takes its streams' offsets from the
+  target's last stream commit (reconciliation; the registry may lag behind it).
+- reading streams (resolve.py): each `stream()` call pins its source, checks it and returns
+  the change SQL; the offsets to move to and the source writes needed are recorded here.
+- `finish`: the source writes, then the ONE write statement with the new offsets in its
+  commit, a check that it landed, and the offsets queued for the registry.
+
+The engine runs SQL through `run` only; the adapter passes in what it owns: the registry,
+how to run a source write (threads take turns), and `at_step`, called at each step of the
+commit protocol (the crash tests kill the process there; otherwise it does nothing).
+"""
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
+from dbt.adapters.spark_streams.streams.delta.schema_changes import SchemaReads
+from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
+from dbt.adapters.spark_streams.streams.offsets.commit import (
+    BuildCommit,
+    RunWithConfs,
+    latest_commit_for,
+    marker_confs,
+    run_with_commit,
+    sql_confs,
+    verify_landed,
+)
+from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.offsets.write_counts import WriteCounts
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
+
+AtStep = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """dbt's result line for the build, and what its write did when it consumed streams."""
+
+    message: str
+    counts: WriteCounts | None = None
+
+
+@dataclass
+class StreamBuild:
+    """One model's build: its pins and the streams it read. A peek has no consumer."""
+
+    consumer: str | None
+    schema: str
+    target: str
+    target_exists: bool
+    full_refresh: bool
+    auto_enable_change_tracking: bool
+    max_data_extension_days: int = 0
+    config: ConsumerConfig | None = None  # a consumer's, parsed by its first stream() call
+    dry_run: bool = False
+    project_consumers: frozenset[str] = frozenset()
+    last_txn_version: int = 0
+    warnings: list[str] = field(default_factory=list)
+    prepared: set[str] = field(default_factory=set)
+    source_writes: list[tuple[str, str]] = field(default_factory=list)
+    registered: dict[str, StreamRecord | None] = field(default_factory=dict)
+    committed: tuple[StreamRecord, ...] = ()
+    moves: bool = False
+    only_appends: bool = True  # every stream's source only gained rows (streams/delta/appends.py)
+    only_deletes: bool = True  # every stream's source only lost rows (streams/delta/appends.py)
+    change_rows: int | None = 0  # at most this many change rows; None: unknown (change_size.py)
+    pins: dict[str, SourceVersion] = field(default_factory=dict)
+    reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
+    schema_reads: SchemaReads = field(default_factory=SchemaReads)
+
+    @property
+    def has_write(self) -> bool:
+        """Whether a write is due: a stream is created or its source has new commits. A dry
+        run (dbt's --empty) has nothing to write to a target that exists."""
+        return not self.dry_run and (self.moves or not self.reads)
+
+    @property
+    def consuming(self) -> bool:
+        return self.consumer is not None
+
+    @property
+    def recreates_streams(self) -> bool:
+        """A full refresh, or a consumer's first build, (re)creates every stream it reads."""
+        return self.full_refresh or (self.consuming and not self.target_exists)
+
+
+def begin(run: RunSql, build: StreamBuild) -> StreamBuild:
+    """Take the streams' offsets from the target's last stream commit, where they count.
+
+    The registry is not read: a build that writes appends its streams' new offsets anyway,
+    and a build without a write rolls the registry forward in `finish`.
+    """
+    if not (build.consuming and build.target_exists):
+        return build
+    assert build.consumer is not None
+    commit = latest_commit_for(run, build.target, build.consumer, not build.full_refresh)
+    if commit is None:
+        return build
+    build.last_txn_version = commit.txn_version
+    if commit.fresh_target:
+        # A dry run (--empty) created the target empty: its streams start over.
+        build.target_exists = False
+        return build
+    build.committed = commit.records
+    for record in commit.records:
+        build.registered[record.name] = record
+    return build
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """What the materialization does, decided once: rebuild the target (first build,
+    --full-refresh, or a relation there that is not a Delta table, which is dropped first),
+    write the changes into it, or write nothing (no source committed since the offsets)."""
+
+    consumer: ConsumerConfig
+    rebuild: bool
+    drop_existing: bool
+    has_changes: bool
+    write_strategy: str = ""  # the strategy whose macro writes the changes
+    broadcast_changes: bool = False  # hint Spark to broadcast the change set (change_size.py)
+
+
+def plan(
+    consumer: ConsumerConfig,
+    build: StreamBuild | None,
+    existing_is_delta: bool | None,
+    full_refresh: bool,
+) -> BuildPlan:
+    """The plan of a build whose target is missing (None), a Delta table (True) or another
+    relation (False). A build that (re)creates its streams rebuilds its target, as one whose
+    target --empty created empty does (see `begin`). A model without a stream() call has no
+    build and always writes."""
+    recreates = build is not None and build.consuming and build.recreates_streams
+    rebuild = not existing_is_delta or full_refresh or recreates
+    return BuildPlan(
+        consumer=consumer,
+        rebuild=rebuild,
+        drop_existing=existing_is_delta is False,
+        has_changes=not rebuild and (build is None or build.has_write),
+        write_strategy=_write_strategy(consumer, build),
+        broadcast_changes=_broadcasts(consumer, build),
+    )
+
+
+def _broadcasts(consumer: ConsumerConfig, build: StreamBuild | None) -> bool:
+    """Whether the history bounds the change set under the model's broadcast_change_rows."""
+    if build is None or not build.reads or build.change_rows is None:
+        return False
+    return 0 < build.change_rows <= consumer.broadcast_change_rows
+
+
+def _write_strategy(consumer: ConsumerConfig, build: StreamBuild | None) -> str:
+    """The consumer's strategy, except for a mirror of sources that only gained rows since its
+    offsets, written by an INSERT (`append`), or only lost rows, written by a MERGE with only
+    its delete clause (`apply_deletes`) (streams/delta/appends.py)."""
+    if consumer.strategy != "apply_changes" or build is None or not build.reads:
+        return consumer.strategy
+    if build.only_appends:
+        return "append"
+    return "apply_deletes" if build.only_deletes else consumer.strategy
+
+
+@dataclass(frozen=True)
+class BuildEnv:
+    """What `finish` needs from the adapter. `with_confs` runs a statement with session confs
+    around it; by default through `run`, as SQL SET / RESET."""
+
+    run: RunSql
+    registry: Registry
+    write_source: Callable[[str, str], None]
+    at_step: AtStep
+    with_confs: RunWithConfs | None = None
+
+    def run_with_confs(self, statement: str, confs: dict[str, str]) -> list[Row]:
+        """Run `statement` with `confs` set around it and only around it."""
+        return (self.with_confs or sql_confs(self.run))(statement, confs)
+
+
+def finish(
+    env: BuildEnv, node_id: str, build: StreamBuild | None, statement: str | None, confs: dict
+) -> BuildOutcome:
+    """Run the build's one write with the streams' new offsets in the same Delta commit, and
+    return dbt's result for it. No statement: nothing was pending, and nothing is written."""
+    if build is not None and build.dry_run:
+        return BuildOutcome(_finish_dry_run(env, node_id, build, statement, confs))
+    if statement is None:
+        if build is not None:
+            env.registry.queue_if_behind(build.committed)
+        return BuildOutcome("OK, no pending changes")
+    if build is None or not build.reads:
+        env.run_with_confs(statement, confs)
+        return BuildOutcome("OK")
+    for source_write, message in build.source_writes:
+        env.write_source(source_write, message)
+    records = [record for record, _ in build.reads.values()]
+    txn_version = max([build.last_txn_version, *(r.txn_version for r in records)]) + 1
+    stamped = tuple(replace(record, txn_version=txn_version) for record in records)
+    commit = BuildCommit(node_id, uuid.uuid4().hex, txn_version, stamped)
+    env.at_step("during_write")
+    # The write runs the change read: a read across a source's schema change may need
+    # Delta's schema check off, for this statement only (streams/delta/schema_changes.py).
+    confs = {**confs, **build.schema_reads.confs}
+    reported = run_with_commit(env.run_with_confs, statement, commit, confs)
+    if reported:
+        counts = WriteCounts.from_merge_row(reported[0])
+    else:
+        # A MERGE that commits reports its metrics row, and one Delta skipped as already
+        # applied reports nothing; other writes report nothing either way, so the target's
+        # history decides (and holds their counts).
+        counts = verify_landed(env.run, build.target, commit)
+    env.at_step("after_commit")
+    env.registry.queue(stamped)
+    env.registry.queue_if_behind(build.committed)
+    names = ", ".join(record.name for record in stamped)
+    return BuildOutcome(f"OK, consumed {names}: {counts.summary()}", counts)
+
+
+def _finish_dry_run(
+    env: BuildEnv, node_id: str, build: StreamBuild, statement: str | None, confs: dict
+) -> str:
+    """dbt's --empty: the target is created empty where it is missing, and no offset moves.
+    The created target is marked so that its next real build starts its streams over instead
+    of resuming a registered offset into an empty table."""
+    if statement is None:
+        return "OK, --empty: nothing consumed"
+    commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
+    env.run_with_confs(statement, {**confs, **marker_confs(commit)})
+    return "OK, --empty: target created empty, nothing consumed"

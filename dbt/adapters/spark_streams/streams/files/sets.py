@@ -1,0 +1,208 @@
+"""The offsets of insert-only streams: for each, the set of files it has consumed.
+
+A set does not fit in a commit's userMetadata, so sets live in the Delta table
+`dbt_streams_files` of the registry's schema, one row per file (path, size, modification
+time: a file rewritten in place is another file) plus a header row (empty path) that makes an
+empty set exist. Every build that consumes writes a NEW set under a fresh id, before its
+target's write, and its stream's record names that id. The record travels in the target's
+commit like every offset (commit.py), so a set counts only once the commit that names it has
+landed: a failed or crashed build leaves a set nobody names, and the next build starts again
+from the last committed one. Correctness never depends on the two tables committing together.
+
+A new set is the old set plus the files this build consumes, named (`extend_sql`); a first
+set, a build of many files and every CLEANUP_EVERY-th set list the folder at the write
+instead (`write_sql`): the listed files that were in the old set, plus those the build
+consumes or records unread, so files removed from the folder drop out.
+"""
+
+import uuid
+from dataclasses import dataclass
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.files.table import FileTable, read_listing
+from dbt.adapters.spark_streams.streams.offsets.registry import Registry
+from dbt.adapters.spark_streams.streams.sql.quoting import string_literal
+from dbt.adapters.spark_streams.streams.sql.run import RunSql
+
+FILE_SETS = "dbt_streams_files"
+FILE_SET_COLUMNS = (
+    "stream string, set_id string, location string, path string, size bigint, "
+    "modified timestamp, consumed_now boolean, recorded_at timestamp"
+)
+HEADER = "''"
+# Older sets of a stream are deleted every CLEANUP_EVERY-th set, once they are this much older
+# than the stream's committed set (a margin for clocks that disagree).
+CLEANUP_EVERY = 16
+CLEANUP_MARGIN_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file as listed: a path, a size and a modification time (epoch milliseconds)."""
+
+    path: str
+    size: int
+    modified_ms: int
+
+    def literal(self) -> str:
+        """The file as a SQL tuple, comparable with (path, size, modified) columns."""
+        modified = f"timestamp_millis({self.modified_ms}L)"
+        return f"({string_literal(self.path)}, {self.size}L, {modified})"
+
+
+@dataclass(frozen=True)
+class FileSet:
+    """A stored set: where its files were listed, and when it was written."""
+
+    set_id: str
+    location: str
+    recorded_ms: int
+
+
+def new_set_id() -> str:
+    return uuid.uuid4().hex
+
+
+class FileSets:
+    """The table of file sets in one schema."""
+
+    def __init__(self, run: RunSql, table: str) -> None:
+        self.run = run
+        self.table = table
+
+    @classmethod
+    def of(cls, registry: Registry) -> "FileSets":
+        """The file sets beside the registry, created on first use."""
+        return cls(registry.run, registry.ensure_table(FILE_SETS, FILE_SET_COLUMNS))
+
+    def header(self, stream: str, set_id: str) -> FileSet | None:
+        """The stored set `set_id` of `stream`, or None if it is missing."""
+        rows = self.run(
+            f"select location, unix_millis(recorded_at) as recorded_ms from "
+            f"{self._rows(stream, set_id)} and path = {HEADER} limit 1"
+        )
+        if not rows:
+            return None
+        return FileSet(set_id, str(rows[0]["location"]), int(rows[0]["recorded_ms"]))
+
+    def files_of(self, stream: str, set_id: str | None) -> str:
+        """The (path, size, modified) rows of a set; none for no set."""
+        if set_id is None:
+            return "select '' as path, 0L as size, cast(null as timestamp) as modified where false"
+        rows = self._rows(stream, set_id)
+        return f"select path, size, modified from {rows} and path <> {HEADER}"
+
+    def consumed_now(self, stream: str, set_id: str) -> str:
+        """The (path, size, modified) rows a set's build consumed."""
+        return f"select path, size, modified from {self._rows(stream, set_id)} and consumed_now"
+
+    def pending(
+        self, table: FileTable, stream: str, old: str | None, candidate: str, limit: int
+    ) -> tuple[list[FileEntry], FileSet | None]:
+        """Up to `limit` listed files not in the set `old` for which `candidate` holds, and
+        the stored header of `old` (None if missing), in one query."""
+        files = (
+            f"select * from (select 'file' as kind, l.path, l.size, unix_millis(l.modified) "
+            f"as ms from ({table.listing_sql()}) l left anti join ({self.files_of(stream, old)}) "
+            f"o on {_same_file('l', 'o')} where {candidate} order by l.modified, l.path "
+            f"limit {limit})"
+        )
+        header = (
+            f"select 'set', location, 0L, unix_millis(recorded_at) from "
+            f"{self._rows(stream, old or '')} and path = {HEADER}"
+        )
+        rows = read_listing(self.run, table, stream, f"{files} union all {header}")
+        entries = [
+            FileEntry(str(r["path"]), int(r["size"]), int(r["ms"]))
+            for r in rows
+            if r["kind"] == "file"
+        ]
+        found = [
+            FileSet(old or "", str(r["path"]), int(r["ms"])) for r in rows if r["kind"] == "set"
+        ]
+        return entries, found[0] if found else None
+
+    def write_sql(
+        self,
+        table: FileTable,
+        stream: str,
+        old: str | None,
+        new: str,
+        consume: str,
+        skip: str = "false",
+    ) -> str:
+        """The statement writing set `new`: the listed files of set `old`, plus the files this
+        build consumes (`consume`, marked consumed_now) or records unread (`skip`)."""
+        return self._insert_set(
+            table, stream, new,
+            f"select l.path, l.size, l.modified, o.path is null and ({consume}) from "
+            f"({table.listing_sql()}) l left join ({self.files_of(stream, old)}) o on "
+            f"{_same_file('l', 'o')} where o.path is not null or ({consume}) or ({skip})",
+        )  # fmt: skip
+
+    def extend_sql(
+        self, table: FileTable, stream: str, old: str, new: str, consumed: list[FileEntry]
+    ) -> str:
+        """The statement writing set `new` as set `old` plus the `consumed` files, without
+        listing the folder again (files removed since stay in it until a listed write)."""
+        named = ", ".join(f"({entry.literal()[1:-1]}, true)" for entry in consumed)
+        return self._insert_set(
+            table, stream, new,
+            f"select path, size, modified, false from ({self.files_of(stream, old)}) "
+            f"union all select * from values {named} as _new(path, size, modified, consumed_now)",
+        )  # fmt: skip
+
+    def _insert_set(self, table: FileTable, stream: str, new: str, files: str) -> str:
+        """The statement writing set `new`: its header row and `files` (path, size, modified,
+        consumed_now), all recorded now."""
+        values = (
+            f"{string_literal(stream)}, {string_literal(new)}, {string_literal(table.location)}"
+        )
+        return (
+            f"insert into {self.table} select {values}, path, size, modified, consumed_now, "
+            f"now() from (select {HEADER} as path, 0L as size, cast(null as timestamp) as "
+            f"modified, false as consumed_now union all {files})"
+        )
+
+    def _rows(self, stream: str, set_id: str) -> str:
+        """The table, filtered to one set's rows (a WHERE clause to extend with `and`)."""
+        return (
+            f"{self.table} where stream = {string_literal(stream)} "
+            f"and set_id = {string_literal(set_id)}"
+        )
+
+    def cleanup_sql(self, stream: str, committed: FileSet) -> str:
+        """Delete the stream's sets written well before its committed one: no build can commit
+        them any more (a build writes its set after the commit it starts from)."""
+        before = committed.recorded_ms - cleanup_margin_ms()
+        return (
+            f"delete from {self.table} where stream = {string_literal(stream)} "
+            f"and recorded_at < timestamp_millis({before}L)"
+        )
+
+    def drop_sql(self, stream: str) -> str:
+        return f"delete from {self.table} where stream = {string_literal(stream)}"
+
+    def committed(self, stream: str, set_id: str, found: FileSet | None = None) -> FileSet:
+        """The set a committed offset names (its header `found`, or read now); an error if it
+        is missing."""
+        found = found or self.header(stream, set_id)
+        if found is None:
+            raise StreamError(
+                f"Stream {stream}: the set of files it consumed ({set_id}) is missing from "
+                f"{self.table}, so the files it has not consumed cannot be told apart. Rebuild "
+                "the consumer with --full-refresh to start the stream over."
+            )
+        return found
+
+
+def cleanup_margin_ms() -> int:
+    """Read at each use, so a test can shorten it."""
+    return CLEANUP_MARGIN_MS
+
+
+def _same_file(left: str, right: str) -> str:
+    return (
+        f"{left}.path = {right}.path and {left}.size = {right}.size "
+        f"and {left}.modified = {right}.modified"
+    )

@@ -1,0 +1,165 @@
+"""The Delta table, the first kind of stream source (source_kind.py): changes come from its
+Change Data Feed, its state and identity from its history and table id."""
+
+from dataclasses import replace
+
+from dbt.adapters.spark_streams.streams.delta.identity import same_source
+from dbt.adapters.spark_streams.streams.delta.points import state_version
+from dbt.adapters.spark_streams.streams.delta.retention import retention_extension
+from dbt.adapters.spark_streams.streams.delta.schema_changes import (
+    SchemaReads,
+    check_schema_changes,
+)
+from dbt.adapters.spark_streams.streams.delta.source import (
+    SourceTable,
+    SourceVersion,
+    describe_source,
+    enable_change_data_feed,
+    enable_command,
+    latest_version,
+    source_table_id,
+)
+from dbt.adapters.spark_streams.streams.delta.staleness import (
+    CommitsSinceOffset,
+    check_readable,
+    commits_since_offset,
+    expiry_warning,
+)
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.kinds.source_kind import VERSIONS, SourceWrite
+from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.records.netting import (
+    ChangeRange,
+    Snapshot,
+    append_only_sql,
+    empty_sql,
+    initial_rows_sql,
+    net_changes_sql,
+    versions_sql,
+)
+from dbt.adapters.spark_streams.streams.sql.run import RunSql
+
+
+class DeltaTable:
+    """A Delta table with Change Data Feed (turned on by the first consuming build)."""
+
+    source_type = "delta"
+    modes: tuple[str, ...] = ("standard", "append_only")
+    label = "Delta tables"
+
+    def describe(self, run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
+        return describe_source(run, schema, identifier, stream)
+
+    def identify(self, run: RunSql, source: SourceTable) -> SourceTable:
+        return source_table_id(run, source)
+
+    def latest(self, run: RunSql, source: SourceTable) -> SourceVersion:
+        return latest_version(run, source.name)
+
+    def history(
+        self, run: RunSql, source: SourceTable, offset: StreamRecord, pin: SourceVersion | None
+    ) -> CommitsSinceOffset:
+        return commits_since_offset(
+            run,
+            source.name,
+            offset.offset_version,
+            offset.offset_timestamp,
+            pin=pin.version if pin else None,
+        )
+
+    def check_same(
+        self,
+        run: RunSql,
+        stream: str,
+        offset: StreamRecord,
+        source: SourceTable,
+        history: CommitsSinceOffset,
+    ) -> SourceTable:
+        return same_source(run, stream, offset, source, history)
+
+    def check_readable(
+        self,
+        run: RunSql,
+        reads: SchemaReads,
+        stream: str,
+        source: SourceTable,
+        offset: StreamRecord,
+        history: CommitsSinceOffset,
+        consuming: bool,
+    ) -> list[str]:
+        """Fail a stale stream or a schema change the read cannot cross; warn when the
+        pending changes are about to leave retention."""
+        check_readable(stream, history, source.retention, source.change_data_feed)
+        warning = expiry_warning(stream, history, source.retention)
+        check_schema_changes(run, reads, stream, history, offset.consumer, consuming)
+        return [warning] if warning else []
+
+    def prepare(
+        self,
+        stream: str,
+        source: SourceTable,
+        creating: bool,
+        consuming: bool,
+        auto_enable: bool,
+        extension_days: int,
+    ) -> tuple[SourceTable, list[SourceWrite]]:
+        """Change Data Feed on (only a consumer's first build may turn it on), retention
+        extended to `extension_days` for a consumer."""
+        writes: list[SourceWrite] = []
+        if not source.change_data_feed:
+            if not (creating and consuming and auto_enable):
+                raise StreamError(
+                    f"Stream {stream}: source {source.name} does not have Change Data Feed on, "
+                    "and streams read changes from it. Run:\n  "
+                    f"{enable_command(source.name)}\nor let a consuming build do it "
+                    "(config auto_enable_change_tracking: true, the default). Changes made "
+                    "before it is on are never available."
+                )
+            writes.append(
+                (
+                    enable_change_data_feed(source.name),
+                    f"{source.name}: Change Data Feed turned on",
+                )
+            )
+            source = replace(source, change_data_feed=True)
+        if consuming and extension_days:
+            statement, changes = retention_extension(source.name, source.retention, extension_days)
+            if statement:
+                writes.append((statement, "; ".join(changes)))
+        return source, writes
+
+    def first_version(self, run: RunSql, source: SourceTable, point: dict, at: bool) -> int:
+        """The first version a new stream reads from a point, which names a table state as
+        Snowflake's AT | BEFORE do: `at` the state that includes the point's commit, `before`
+        the state just ahead of it. The stream's offset is that state's version."""
+        try:
+            return state_version(run, source.name, point, at) + 1
+        except ValueError as exc:
+            raise StreamError(
+                f"Stream start {point!r} on {source.name}: {exc}. Give {{'version': n}} or "
+                "{'timestamp': 'YYYY-MM-DD HH:MM:SS'}."
+            ) from exc
+
+    def changes_sql(self, mode: str, snapshot: Snapshot, first: int) -> str:
+        change = ChangeRange(
+            snapshot.source,
+            snapshot.columns,
+            snapshot.unique_key,
+            first,
+            snapshot.version,
+            snapshot.column_types,
+            snapshot.location,
+        )
+        if change.is_empty:
+            return empty_sql(snapshot)
+        if mode == "append_only":
+            return append_only_sql(change)
+        if mode == VERSIONS:
+            return versions_sql(change)
+        return net_changes_sql(change)
+
+    def initial_rows_sql(self, snapshot: Snapshot) -> str:
+        return initial_rows_sql(snapshot)
+
+    def empty_sql(self, snapshot: Snapshot) -> str:
+        return empty_sql(snapshot)

@@ -1,0 +1,69 @@
+"""What the catalog says of a table or view: DESCRIBE TABLE EXTENDED's rows read, its columns
+spelled as the catalog spells them, and whether a name is a view."""
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.sql.quoting import quote_path, string_literal
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
+
+DETAIL_SECTION = "# Detailed Table Information"
+
+
+def detailed_info(described: list[Row], label: str) -> str | None:
+    """A value of DESCRIBE TABLE EXTENDED's detailed section (e.g. Provider); a column of the
+    same name above that section does not count."""
+    in_section = False
+    for row in described:
+        in_section = in_section or str(row["col_name"]).startswith(DETAIL_SECTION)
+        if in_section and row["col_name"] == label:
+            return str(row["data_type"])
+    return None
+
+
+def column_names(described: list[Row]) -> tuple[str, ...]:
+    """Column names in table order; DESCRIBE's partition and detail sections are skipped."""
+    return tuple(str(row["col_name"]) for row in _column_rows(described))
+
+
+def column_types(described: list[Row]) -> tuple[str, ...]:
+    """Column types (catalog strings such as map<string,int>), in the order of `_columns`."""
+    return tuple(str(row["data_type"]) for row in _column_rows(described))
+
+
+def _column_rows(described: list[Row]) -> list[Row]:
+    """DESCRIBE's rows of the table's columns: those before its first section header."""
+    rows = []
+    for row in described:
+        column = row["col_name"]
+        if not column or column.startswith("#"):
+            break
+        rows.append(row)
+    return rows
+
+
+def spell_columns(
+    reader: str, unique_key: tuple[str, ...], columns: tuple[str, ...], where: str, fix: str
+) -> tuple[str, ...]:
+    """`unique_key` spelled as `columns` spell it; an error naming `where` and the fix when a
+    key column is missing."""
+    spelling = {column.lower(): column for column in columns}
+    missing = [key for key in unique_key if key.lower() not in spelling]
+    if missing:
+        raise StreamError(
+            f"{reader}: unique_key column(s) {', '.join(missing)} not in {where} (columns: "
+            f"{', '.join(columns)}). {fix}"
+        )
+    return tuple(dict.fromkeys(spelling[column.lower()] for column in unique_key))
+
+
+def reader_label(reader: str) -> str:
+    """How errors name a reader: `Stream <name>`, or the `changes(...)` call itself."""
+    return reader if reader.startswith("changes(") else f"Stream {reader}"
+
+
+def is_view(run: RunSql, schema: str, identifier: str) -> bool:
+    """Whether the name is a view (permanent or temporary) rather than a missing table."""
+    try:
+        views = run(f"show views in {quote_path(schema)} like {string_literal(identifier)}")
+    except Exception:
+        return False
+    return any(row.get("viewName") == identifier for row in views)

@@ -1,0 +1,294 @@
+"""`changes()`: the change records between two states of a Delta table, read-only.
+
+The same rows a stream would give (same columns, same netting), for an interval the caller
+names instead of a stream's offset: `changes(t, at=X, end=Y)` is the net difference between
+`t` as of X and `t` as of Y. Nothing is written and no offset moves, so every check happens
+here, before the SQL exists: the points, the interval, and whether Delta can still read it.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from dbt.adapters.spark_streams.streams.delta.points import state_in_history
+from dbt.adapters.spark_streams.streams.delta.source import (
+    SourceTable,
+    SourceVersion,
+    describe_source,
+    enable_command,
+    latest_version,
+    source_table_id,
+    spelled_key,
+)
+from dbt.adapters.spark_streams.streams.delta.staleness import (
+    CommitsSinceOffset,
+    change_data_feed_on_since,
+    stale_reason,
+)
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.kinds.delta_table import DeltaTable
+from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.records.netting import Snapshot
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
+
+INFORMATION = {"default": "standard", "append_only": "append_only"}
+POINT_KINDS = ("version", "timestamp")
+DELTA_TABLE = DeltaTable()
+StreamLookup = Callable[[str], StreamRecord | None]
+"""How `at={'stream': name}` finds a stream's record (the registry's `get`)."""
+
+
+@dataclass(frozen=True)
+class ChangesRequest:
+    """The arguments of one `changes()` call."""
+
+    schema: str
+    identifier: str
+    at: dict | None = None
+    before: dict | None = None
+    end: dict | None = None
+    information: str = "default"
+    unique_key: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"changes({self.schema}.{self.identifier})"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The versions an interval reads: first..last, both inclusive (empty when first > last)."""
+
+    first: int
+    last: int
+    last_time: datetime
+
+
+def changes_sql(
+    run: RunSql,
+    pins: dict[str, SourceVersion],
+    find_stream: StreamLookup,
+    request: ChangesRequest,
+) -> str:
+    """The SQL of the interval's change records. `pins` holds the build's pinned versions
+    (shared with its streams): the default end, taken once per build."""
+    mode = information_mode(request)
+    source, interval = table_interval(run, pins, find_stream, request)
+    key = spelled_key(request.label, request.unique_key, source)
+    snapshot = Snapshot(
+        source.name,
+        source.columns,
+        key,
+        interval.last,
+        interval.last_time.strftime("%Y-%m-%d %H:%M:%S.%f"),
+        source.column_types,
+        source.location,
+    )
+    return DELTA_TABLE.changes_sql(mode, snapshot, interval.first)
+
+
+def table_interval(
+    run: RunSql,
+    pins: dict[str, SourceVersion],
+    find_stream: StreamLookup,
+    request: ChangesRequest,
+) -> tuple[SourceTable, Interval]:
+    """The table the request reads and its interval, checked: the points exist, the end is
+    not before the start, and Delta can still read the changes in between."""
+    start_point = _start(request)
+    source = describe_source(run, request.schema, request.identifier, request.label)
+    pin = pins.setdefault(source.name, latest_version(run, source.name))
+    history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
+    first = _first_version(run, find_stream, request, source, history, start_point)
+    interval = _interval(request, source, history, pin, first)
+    _check_readable(request, source, history, interval)
+    return source, interval
+
+
+def empty_changes_sql(run: RunSql, request: ChangesRequest) -> str:
+    """dbt's --empty: the columns of `changes()` and no rows."""
+    information_mode(request)
+    source = describe_source(run, request.schema, request.identifier, request.label)
+    key = spelled_key(request.label, request.unique_key, source)
+    latest = latest_version(run, source.name)
+    snapshot = Snapshot(
+        source.name,
+        source.columns,
+        key,
+        latest.version,
+        latest.timestamp_text,
+        source.column_types,
+    )
+    return DELTA_TABLE.empty_sql(snapshot)
+
+
+def information_mode(request: ChangesRequest) -> str:
+    if request.information not in INFORMATION:
+        raise StreamError(
+            f"{request.label}: information={request.information!r} is not one of "
+            f"{', '.join(map(repr, INFORMATION))}."
+        )
+    return INFORMATION[request.information]
+
+
+def _start(request: ChangesRequest) -> tuple[dict, bool]:
+    """The start point and whether it is `at` (True) or `before` (False)."""
+    if (request.at is None) == (request.before is None):
+        raise StreamError(
+            f"{request.label}: give exactly one of at= or before= (at names the table's state "
+            "including a point's commit, before the state just ahead of it), e.g. "
+            "at={'version': 3}."
+        )
+    at = request.at is not None
+    point = request.at if at else request.before
+    _check_point(request, "at" if at else "before", point, stream_allowed=at)
+    if request.end is not None:
+        _check_point(request, "end", request.end, stream_allowed=False)
+    return point, at  # type: ignore[return-value]
+
+
+def _check_point(request: ChangesRequest, which: str, point: object, stream_allowed: bool) -> None:
+    kinds = POINT_KINDS + (("stream",) if stream_allowed else ())
+    if not (isinstance(point, dict) and len(point) == 1 and next(iter(point)) in kinds):
+        raise StreamError(
+            f"{request.label}: {which}= must be a mapping with one of "
+            f"{', '.join(map(repr, kinds))}, like {{'version': 3}} or "
+            f"{{'timestamp': '2024-01-01 00:00:00'}}, not {point!r}."
+        )
+
+
+def _state(
+    request: ChangesRequest, source: SourceTable, history: list[Row], point: dict, at: bool
+) -> int:
+    try:
+        return state_in_history(history, source.name, point, at)
+    except ValueError as exc:
+        raise StreamError(
+            f"{request.label}: point {point!r}: {exc}. Give {{'version': n}} or "
+            "{'timestamp': 'YYYY-MM-DD HH:MM:SS'}."
+        ) from exc
+
+
+def _first_version(
+    run: RunSql,
+    find_stream: StreamLookup,
+    request: ChangesRequest,
+    source: SourceTable,
+    history: list[Row],
+    start: tuple[dict, bool],
+) -> int:
+    """The first version read: the one after the start state."""
+    point, at = start
+    if "stream" not in point:
+        return _state(request, source, history, point, at) + 1
+    return _stream_offset(run, find_stream, request, source, str(point["stream"])) + 1
+
+
+def _stream_offset(
+    run: RunSql, find_stream: StreamLookup, request: ChangesRequest, source: SourceTable, name: str
+) -> int:
+    """The offset of stream `name`, which must be a stream on this very table."""
+    record = find_stream(name)
+    if record is None:
+        raise StreamError(
+            f"{request.label}: at={{'stream': {name!r}}} names no stream. Run "
+            "`dbt run-operation show_streams` to list the streams."
+        )
+    if record.source_table.lower() != source.name.lower():
+        raise StreamError(
+            f"{request.label}: stream {name} is on {record.source_table}, not {source.name}; "
+            "name a stream on this table."
+        )
+    if source_table_id(run, source).table_id != record.source_id:
+        raise StreamError(
+            f"{request.label}: stream {name}'s offset is a version of an earlier table named "
+            f"{source.name} (it was dropped and created again); its offset means nothing for "
+            "this one. Give a version or timestamp."
+        )
+    return record.offset_version
+
+
+def _interval(
+    request: ChangesRequest,
+    source: SourceTable,
+    history: list[Row],
+    pin: SourceVersion,
+    first: int,
+) -> Interval:
+    """first..last, checked against the history that exists (its log, up to the pin)."""
+    last = pin.version
+    if request.end is not None:
+        last = _state(request, source, history, request.end, True)
+    versions = sorted(int(row["version"]) for row in history)
+    oldest = versions[0] if versions else 0
+    for which, state in (("start", first - 1), ("end", last)):
+        if not oldest - 1 <= state <= pin.version:
+            raise StreamError(
+                f"{request.label}: the {which} state (version {state}) is outside the history "
+                f"of {source.name}, whose versions run from {oldest} to {pin.version}."
+            )
+    if last < first - 1:
+        raise StreamError(
+            f"{request.label}: end (version {last}) is before the start state (version "
+            f"{first - 1}); give an end at or after the start."
+        )
+    when = {int(row["version"]): row["timestamp"] for row in history}
+    return Interval(first, last, when.get(last, pin.timestamp))
+
+
+def _check_readable(
+    request: ChangesRequest, source: SourceTable, history: list[Row], interval: Interval
+) -> None:
+    """Fail when Delta cannot read the interval's changes: Change Data Feed off for part of
+    it, log cleanup, or data files older than the retention."""
+    if interval.first > interval.last:
+        return
+    since = _feed_on_since(request, source, history, interval)
+    if interval.first < since:
+        raise StreamError(
+            f"{request.label}: the interval starts at version {interval.first}, before Change "
+            f"Data Feed was turned on for {source.name} (version {since}); the earliest start "
+            f"is at={{'version': {since - 1}}}."
+        )
+    pending = CommitsSinceOffset(
+        source.name,
+        interval.first - 1,
+        interval.last,
+        tuple(
+            sorted(
+                (r for r in history if interval.first <= int(r["version"]) <= interval.last),
+                key=lambda row: int(row["version"]),
+            )
+        ),
+    )
+    reason = stale_reason(pending, source.retention, True)
+    if reason is not None:
+        why, earliest = reason
+        raise StreamError(
+            f"{request.label}: Delta can no longer read the changes from version "
+            f"{interval.first}: {why}. The earliest start is at={{'version': {earliest - 1}}}."
+        )
+
+
+def _feed_on_since(
+    request: ChangesRequest, source: SourceTable, history: list[Row], interval: Interval
+) -> int:
+    """The version from which Change Data Feed has been on through the interval's end; an
+    error naming the fix when it was off there (on since a later version, or off now)."""
+    since = change_data_feed_on_since(history, interval.last, source.change_data_feed)
+    if since is not None:
+        return since
+    newest = max((int(row["version"]) for row in history), default=interval.last)
+    on_at_pin = change_data_feed_on_since(history, newest, source.change_data_feed)
+    if on_at_pin is not None:
+        raise StreamError(
+            f"{request.label}: the interval ends at version {interval.last}, while Change Data "
+            f"Feed was off on {source.name}; it has been on since version {on_at_pin}, and "
+            f"changes made before that are never available. The earliest start is "
+            f"at={{'version': {on_at_pin - 1}}}."
+        )
+    raise StreamError(
+        f"{request.label}: Change Data Feed is off on {source.name} at version "
+        f"{interval.last}, and changes() reads it. Turn it on with\n  "
+        f"{enable_command(source.name)}\nChanges made before that are never available."
+    )

@@ -1,0 +1,186 @@
+"""How a build reads a stream's pending range across schema changes (no JVM): as is, with
+Delta's check off for its own write, or not at all, from the range's history and an EXPLAIN
+probe; each refusal names the commit, the change and the fix."""
+
+import json
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.delta.schema_changes import (
+    UNSAFE_READ,
+    SchemaReads,
+    check_schema_changes,
+    describe_change,
+    schema_read,
+)
+from dbt.adapters.spark_streams.streams.delta.staleness import CommitsSinceOffset
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.sql.run import Row
+
+CONSUMER = "model.shop.orders_mirror"
+REFUSED_PLAN = "[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE] ..."
+
+
+def commit(version: int, operation: str = "WRITE", **parameters: object) -> Row:
+    return {"version": version, "operation": operation, "operationParameters": parameters}
+
+
+RENAME = commit(6, "RENAME COLUMN", oldColumnPath="amount", newColumnPath="total")
+REPLACE = commit(7, "REPLACE COLUMNS")
+
+
+def pending(*later: Row, source: str = "`raw`.`orders`") -> CommitsSinceOffset:
+    """Versions 5.. after offset 4: a plain write first, then `later`."""
+    commits = (commit(5), *later)
+    return CommitsSinceOffset(source, 4, int(commits[-1]["version"]), commits)
+
+
+class Probe:
+    """EXPLAIN of a change read: refused by Delta's check when `refuses`."""
+
+    def __init__(self, refuses: bool = True, fails: bool = False) -> None:
+        self.refuses, self.fails = refuses, fails
+        self.asked: list[str] = []
+
+    def __call__(self, sql: str) -> list[Row]:
+        self.asked.append(sql)
+        if self.fails:
+            raise RuntimeError("the metastore is away")
+        return [{"plan": REFUSED_PLAN if self.refuses else "== Physical Plan == ..."}]
+
+
+def test_a_range_without_schema_changes_is_not_probed() -> None:
+    probe = Probe()
+    read = schema_read(probe, "s", pending(commit(6)), CONSUMER)
+    assert (read.check_off, read.replacing) == (None, None)
+    assert (read.start, read.end) == (5, 6)
+    assert probe.asked == []
+
+
+def test_a_change_in_the_first_commit_reads_as_is() -> None:
+    first = CommitsSinceOffset("`raw`.`orders`", 4, 5, ({**RENAME, "version": 5},))
+    assert schema_read(Probe(), "s", first, CONSUMER).check_off is None
+
+
+def test_a_rename_delta_refuses_turns_the_check_off_for_the_write() -> None:
+    probe = Probe()
+    reads = SchemaReads()
+    check_schema_changes(probe, reads, "s", pending(RENAME), CONSUMER, consuming=True)
+    assert probe.asked == ["explain select * from table_changes('`raw`.`orders`', 5, 6)"]
+    assert reads.reads[0].check_off == RENAME
+    assert reads.confs == {UNSAFE_READ: "true"}
+
+
+@pytest.mark.parametrize("probe", [Probe(refuses=False), Probe(fails=True)])
+def test_a_range_delta_reads_or_a_failed_probe_keeps_the_check_on(probe: Probe) -> None:
+    reads = SchemaReads()
+    check_schema_changes(probe, reads, "s", pending(RENAME), CONSUMER, consuming=True)
+    assert reads.reads[0].check_off is None and reads.confs == {}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        commit(6, "DROP COLUMNS", columns='["note"]'),
+        commit(6, "CHANGE COLUMN", column='{"name": "id", "type": "long"}'),
+        commit(6, "CHANGE COLUMNS", columns="[]"),
+        commit(6, "WRITE", canMergeSchema="true"),
+        commit(6, "MERGE", canMergeSchema="TRUE"),
+    ],
+)
+def test_changes_whose_old_files_read_in_the_new_schema(change: Row) -> None:
+    assert schema_read(Probe(), "s", pending(change), CONSUMER).check_off == change
+
+
+def test_a_replaced_schema_that_delta_refuses_fails_the_build() -> None:
+    with pytest.raises(StreamError) as raised:
+        schema_read(Probe(), "orders_mirror__orders", pending(REPLACE), CONSUMER)
+    assert raised.value.msg == (
+        "Stream orders_mirror__orders: version 7 of `raw`.`orders` replaced its columns "
+        "(REPLACE COLUMNS), and Delta cannot read the stream's pending changes (versions 5 to "
+        "7) across that change. Nothing was read or written. Rebuild the consumer to start the "
+        "stream again from the source's current rows: dbt run -s orders_mirror "
+        "--full-refresh"
+    )
+
+
+def test_a_replaced_schema_delta_reads_is_read_with_the_check_on() -> None:
+    read = schema_read(Probe(refuses=False), "s", pending(REPLACE), CONSUMER)
+    assert (read.check_off, read.replacing) == (None, REPLACE)
+
+
+def test_a_rename_and_a_replace_in_one_range_are_never_read_with_the_check_off() -> None:
+    reads = SchemaReads()
+    with pytest.raises(StreamError) as raised:
+        check_schema_changes(Probe(), reads, "s", pending(RENAME, REPLACE), CONSUMER, True)
+    assert raised.value.msg == (
+        "Stream s: reading across version 6 of `raw`.`orders`, which renamed column amount to "
+        "total, needs Delta's schema check off, and version 7 of `raw`.`orders` replaced its "
+        "columns (REPLACE COLUMNS), which may have replaced its schema; with the check off "
+        "such a change could be read wrongly, so the build reads neither. Nothing was read or "
+        "written. Rebuild the consumer to start the stream again from the source's current "
+        "rows: dbt run -s orders_mirror --full-refresh"
+    )
+    assert reads.reads == []
+
+
+def test_the_check_off_for_one_stream_is_off_for_every_stream_of_the_write() -> None:
+    reads = SchemaReads()
+    customers = pending(commit(6, "WRITE", canOverwriteSchema="true"), source="`raw`.`c`")
+    check_schema_changes(Probe(refuses=False), reads, "c", customers, CONSUMER, True)
+    with pytest.raises(StreamError, match="which may have replaced its schema"):
+        check_schema_changes(Probe(), reads, "o", pending(RENAME), CONSUMER, True)
+    assert [read.stream for read in reads.reads] == ["c"]
+
+
+def test_a_peek_that_needs_the_check_off_names_the_consumer_to_build() -> None:
+    with pytest.raises(StreamError) as raised:
+        check_schema_changes(Probe(), SchemaReads(), "s", pending(RENAME), CONSUMER, False)
+    assert raised.value.msg == (
+        "Stream s: its pending changes (versions 5 to 6 of `raw`.`orders`) cross version 6, "
+        "which renamed column amount to total. Delta reads changes across that only with a "
+        "setting the consumer's build applies to its own write, so a peek cannot read them. "
+        "Build the consumer first: dbt run -s orders_mirror"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "described"),
+    [
+        (commit(1, "DROP COLUMNS", columns=json.dumps(["a"])), "dropped column a"),
+        (commit(1, "DROP COLUMNS", columns=json.dumps(["a", "b"])), "dropped columns a, b"),
+        (commit(1, "DROP COLUMNS", columns="not json"), "dropped columns "),
+        (
+            commit(1, "CHANGE COLUMN", column=json.dumps({"name": "id", "type": "long"})),
+            "changed column id (now bigint)",
+        ),
+        (
+            commit(
+                1,
+                "CHANGE COLUMNS",
+                columns=json.dumps(
+                    [
+                        {"name": "a", "type": "integer"},
+                        {"name": "s", "type": {"type": "struct"}},
+                        "x",
+                    ]
+                ),
+            ),
+            "changed columns a (now int), s (now a complex type), x",
+        ),
+        (commit(1, "REMOVE COLUMN MAPPING"), "turned column mapping off (REMOVE COLUMN MAPPING)"),
+        (commit(1, "RESTORE"), "restored an earlier version (RESTORE)"),
+        (
+            commit(1, "CREATE OR REPLACE TABLE AS SELECT", canOverwriteSchema="true"),
+            "overwrote the table and its schema (CREATE OR REPLACE TABLE AS SELECT with "
+            "overwriteSchema)",
+        ),
+        (
+            commit(1, "WRITE", canMergeSchema="true"),
+            "evolved its schema in a write (WRITE with mergeSchema)",
+        ),
+        (commit(1, "UPDATE SCHEMA"), "changed its schema (UPDATE SCHEMA)"),
+    ],
+)
+def test_each_change_is_described_for_a_person(change: Row, described: str) -> None:
+    assert describe_change(change) == described

@@ -1,0 +1,105 @@
+"""The file sets of insert-only streams (no JVM): a set's header read back, the one listing
+query's files and header told apart, and the statements that write a set."""
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.files.sets import FileEntry, FileSet, FileSets
+from dbt.adapters.spark_streams.streams.files.table import FileTable
+
+TABLE = FileTable("`landing`.`events`", "parquet", "file:/landing/events", ("id",), ("int",), None)
+SETS = "`analytics`.`dbt_streams_files`"
+
+
+class Recorder:
+    def __init__(self, answer: list[dict]) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def __call__(self, sql: str) -> list[dict]:
+        self.asked.append(sql)
+        return self.answer
+
+
+def test_a_sets_header_is_read_back() -> None:
+    run = Recorder([{"location": "file:/landing/events", "recorded_ms": 1700}])
+    assert FileSets(run, SETS).header("s", "set-1") == FileSet(
+        "set-1", "file:/landing/events", 1700
+    )
+    assert run.asked == [
+        f"select location, unix_millis(recorded_at) as recorded_ms from {SETS} where stream = "
+        "'s' and set_id = 'set-1' and path = '' limit 1"
+    ]
+    assert FileSets(Recorder([]), SETS).header("s", "set-1") is None
+
+
+def test_the_listing_query_returns_new_files_and_the_old_sets_header() -> None:
+    run = Recorder([
+        {"kind": "file", "path": "file:/landing/events/a.parquet", "size": 10, "ms": 5},
+        {"kind": "set", "path": "file:/landing/events", "size": 0, "ms": 1700},
+        {"kind": "file", "path": "file:/landing/events/b.parquet", "size": 11, "ms": 6},
+    ])  # fmt: skip
+    files, header = FileSets(run, SETS).pending(TABLE, "s", "set-1", "true", 501)
+    assert files == [
+        FileEntry("file:/landing/events/a.parquet", 10, 5),
+        FileEntry("file:/landing/events/b.parquet", 11, 6),
+    ]
+    assert header == FileSet("set-1", "file:/landing/events", 1700)
+    [query] = run.asked
+    assert "left anti join (select path, size, modified from " in query
+    assert "o on l.path = o.path and l.size = o.size and l.modified = o.modified" in query
+    assert "where true order by l.modified, l.path limit 501)" in query
+    assert query.endswith("and set_id = 'set-1' and path = ''")
+    _, none = FileSets(Recorder([]), SETS).pending(TABLE, "s", None, "true", 501)
+    assert none is None
+
+
+def test_a_new_set_extends_the_old_one_with_the_files_named() -> None:
+    entry = FileEntry("file:/landing/events/it's.parquet", 10, 5)
+    sql = FileSets(Recorder([]), SETS).extend_sql(TABLE, "s", "old", "new", [entry])
+    assert sql.startswith(
+        f"insert into {SETS} select 's', 'new', 'file:/landing/events', path, size, modified, "
+        "consumed_now, now() from (select '' as path, 0L as size, cast(null as timestamp) as "
+        "modified, false as consumed_now union all select path, size, modified, false from ("
+        f"select path, size, modified from {SETS} where stream = 's' and set_id = 'old' and "
+        "path <> '')"
+    )
+    assert sql.endswith(
+        "union all select * from values ('file:/landing/events/it\\'s.parquet', 10L, "
+        "timestamp_millis(5L), true) as _new(path, size, modified, consumed_now))"
+    )
+
+
+def test_a_listed_set_keeps_the_old_sets_files_that_are_still_there() -> None:
+    sql = FileSets(Recorder([]), SETS).write_sql(TABLE, "s", "old", "new", "l.size > 0", "false")
+    assert (
+        "select l.path, l.size, l.modified, o.path is null and (l.size > 0) from (select path, "
+        "length as size, modificationTime as modified from binaryFile.`file:/landing/events`) "
+        "l left join (select path, size, modified from "
+    ) in sql
+    assert sql.endswith("where o.path is not null or (l.size > 0) or (false))")
+    first = FileSets(Recorder([]), SETS).write_sql(TABLE, "s", None, "new", "true")
+    assert "cast(null as timestamp) as modified where false) o on" in first
+
+
+def test_sets_are_dropped_per_stream() -> None:
+    assert FileSets(Recorder([]), SETS).drop_sql("s") == f"delete from {SETS} where stream = 's'"
+
+
+def test_a_listing_of_a_gone_folder_names_the_stream_and_the_location() -> None:
+    def gone(sql: str) -> list[dict]:
+        raise RuntimeError("[PATH_NOT_FOUND] Path does not exist: file:/landing/events")
+
+    with pytest.raises(StreamError) as raised:
+        FileSets(gone, SETS).pending(TABLE, "events_log__events", "set-1", "true", 501)
+    assert raised.value.msg.startswith(
+        "Stream events_log__events: the location file:/landing/events of source "
+        "`landing`.`events` no longer exists"
+    )
+
+
+def test_a_header_found_without_an_old_set_is_the_empty_sets() -> None:
+    run = Recorder([{"kind": "set", "path": "file:/landing/events", "size": 0, "ms": 1700}])
+    _, header = FileSets(run, SETS).pending(TABLE, "s", None, "true", 501)
+    assert header == FileSet("", "file:/landing/events", 1700)
+    assert "and set_id = '' and path = ''" in run.asked[0]

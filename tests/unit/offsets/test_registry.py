@@ -1,0 +1,204 @@
+"""The registry's own statements (no JVM): the log and its view created once, an old registry
+table moved into the log, records written as literals and read back, compaction at a file
+count, streams dropped, and creation retried when another process creates it first."""
+
+from datetime import datetime
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.offsets import registry as registry_module
+from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.sql.quoting import quote, quote_path
+from dbt.adapters.spark_streams.streams.sql.run import Row
+from tests.unit.offsets.test_registry_queue import record
+
+
+class Catalog:
+    """Answers SHOW TABLES / SHOW VIEWS, DESCRIBE DETAIL and the log's reads; fails the
+    first `failing_creates` CREATE TABLE statements as a concurrent creator would."""
+
+    def __init__(
+        self,
+        tables: tuple[str, ...] = (),
+        views: tuple[str, ...] = (),
+        files: int = 1,
+        log_rows: list[Row] | None = None,
+        failing_creates: int = 0,
+    ) -> None:
+        self.tables, self.views, self.files = tables, views, files
+        self.log_rows = log_rows or []
+        self.failing_creates = failing_creates
+        self.statements: list[str] = []
+
+    def __call__(self, sql: str) -> list[Row]:
+        self.statements.append(sql)
+        if sql.startswith("create table") and self.failing_creates:
+            self.failing_creates -= 1
+            raise RuntimeError("[TABLE_OR_VIEW_ALREADY_EXISTS] created by another process")
+        if sql.startswith("show tables"):
+            return [{"tableName": name} for name in self.tables]
+        if sql.startswith("show views"):
+            return [{"viewName": name} for name in self.views]
+        if sql.startswith("describe detail"):
+            return [{"numFiles": self.files}]
+        if sql.startswith("select * from"):
+            return self.log_rows
+        return []
+
+
+@pytest.fixture(autouse=True)
+def no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry_module.time, "sleep", lambda _: None)
+
+
+def test_the_log_and_its_view_are_created_once() -> None:
+    catalog = Catalog()
+    registry = Registry(catalog, "shop")
+    registry.ensure()
+    registry.ensure()
+    assert catalog.statements[:3] == [
+        "create schema if not exists `shop`",
+        "create table if not exists `shop`.`dbt_streams_log` ("
+        + registry_module.REGISTRY_COLUMNS
+        + ", recorded_at timestamp) using delta",
+        "show views in `shop` like 'dbt_streams'",
+    ]
+    [view] = [s for s in catalog.statements if s.startswith("create view")]
+    assert view == (
+        "create view if not exists `shop`.`dbt_streams` as select name, schema, source_table, "
+        "source_id, source_type, mode, unique_key, consumer, target_table, offset_version, "
+        "offset_timestamp, txn_version, created_on, last_consumed_on from (select *, "
+        "row_number() over (partition by name order by txn_version desc, recorded_at desc) "
+        "as newest from `shop`.`dbt_streams_log`) where newest = 1"
+    )
+    assert len(catalog.statements) == 5  # schema, log, show views, show tables, view
+
+
+def test_an_existing_view_is_kept() -> None:
+    catalog = Catalog(views=("dbt_streams",))
+    Registry(catalog, "shop").ensure()
+    assert not any(s.startswith(("create view", "show tables")) for s in catalog.statements)
+
+
+def test_a_registry_kept_as_a_table_moves_into_the_log() -> None:
+    catalog = Catalog(tables=("dbt_streams",))
+    Registry(catalog, "shop").ensure()
+    assert catalog.statements[3:6] == [
+        "show tables in `shop` like 'dbt_streams'",
+        "insert into `shop`.`dbt_streams_log` select *, now() from `shop`.`dbt_streams`",
+        "drop table `shop`.`dbt_streams`",
+    ]
+    assert catalog.statements[6].startswith("create view if not exists `shop`.`dbt_streams`")
+
+
+def test_creation_is_retried_when_another_process_created_it_first() -> None:
+    catalog = Catalog(failing_creates=registry_module.ENSURE_ATTEMPTS - 1)
+    registry = Registry(catalog, "shop")
+    registry.ensure()
+    creates = [s for s in catalog.statements if s.startswith("create table")]
+    assert len(creates) == registry_module.ENSURE_ATTEMPTS
+    registry.ensure()
+    assert len([s for s in catalog.statements if s.startswith("create table")]) == len(creates)
+
+
+def test_creation_fails_after_its_last_attempt() -> None:
+    catalog = Catalog(failing_creates=registry_module.ENSURE_ATTEMPTS)
+    registry = Registry(catalog, "shop")
+    with pytest.raises(RuntimeError, match="ALREADY_EXISTS"):
+        registry.ensure()
+    catalog.failing_creates = 0
+    registry.ensure()  # not marked as created: the next use tries again
+    creates = [s for s in catalog.statements if s.startswith("create table")]
+    assert len(creates) == registry_module.ENSURE_ATTEMPTS + 1
+
+
+def test_another_table_of_the_registry_is_created_once() -> None:
+    catalog = Catalog()
+    registry = Registry(catalog, "shop")
+    assert registry.ensure_table("dbt_stream_files", "name string") == "`shop`.`dbt_stream_files`"
+    registry.ensure_table("dbt_stream_files", "name string")
+    assert catalog.statements == [
+        "create table if not exists `shop`.`dbt_stream_files` (name string) using delta"
+    ]
+
+
+@pytest.mark.parametrize(("files", "optimized"), [(63, False), (64, True), (200, True)])
+def test_the_log_is_compacted_at_64_files(files: int, optimized: bool) -> None:
+    catalog = Catalog(views=("dbt_streams",), files=files)
+    Registry(catalog, "shop").compact()
+    assert ("optimize `shop`.`dbt_streams_log`" in catalog.statements) == optimized
+
+
+def test_records_are_written_as_literals() -> None:
+    catalog = Catalog(views=("dbt_streams",))
+    stream = record("o'rders", 16)
+    Registry(catalog, "shop").append([stream])
+    [insert] = [s for s in catalog.statements if s.startswith("insert into")]
+    assert insert == (
+        "insert into `shop`.`dbt_streams_log` values ('o\\'rders', 'shop', '`raw`.`orders`', "
+        "'id-1', 'delta', 'standard', '[\"id\"]', 'model.shop.o\\'rders', '`shop`.`o\\'rders`', "
+        "5, timestamp'2026-11-21 12:00:00.000000', 16, timestamp'2026-11-21 12:00:00.000000', "
+        "timestamp'2026-11-21 12:00:00.000000', now())"
+    )
+    assert "describe detail `shop`.`dbt_streams_log`" in catalog.statements  # txn 16
+
+
+def test_a_record_never_consumed_writes_null() -> None:
+    catalog = Catalog(views=("dbt_streams",))
+    never = StreamRecord(**{**vars(record("orders", 1)), "last_consumed_on": None})
+    Registry(catalog, "shop").append([never])
+    [insert] = [s for s in catalog.statements if s.startswith("insert into")]
+    assert insert.endswith("timestamp'2026-11-21 12:00:00.000000', null, now())")
+    Registry(catalog, "shop").append([])
+    assert len([s for s in catalog.statements if s.startswith("insert into")]) == 1
+
+
+def row_of(stream: StreamRecord) -> Row:
+    return {**vars(stream), "unique_key": '["id"]', "recorded_at": datetime(2026, 11, 21)}
+
+
+def test_a_stream_is_read_from_the_log_newest_first() -> None:
+    catalog = Catalog(views=("dbt_streams",), log_rows=[row_of(record("orders", 3))])
+    registry = Registry(catalog, "shop")
+    assert registry.get("orders") == record("orders", 3)
+    assert catalog.statements[-1] == (
+        "select * from `shop`.`dbt_streams_log` where name = 'orders' "
+        "order by txn_version desc, recorded_at desc limit 1"
+    )
+    assert Registry(Catalog(views=("dbt_streams",)), "shop").get("orders") is None
+
+
+def test_all_streams_are_read_from_the_view() -> None:
+    catalog = Catalog(views=("dbt_streams",), log_rows=[row_of(record("orders", 3))])
+    assert Registry(catalog, "shop").all() == [record("orders", 3)]
+    assert catalog.statements[-1] == "select * from `shop`.`dbt_streams`"
+
+
+def test_all_streams_include_the_state_queued_for_the_flush() -> None:
+    logged = [row_of(record("orders", 3)), row_of(record("items", 7))]
+    registry = Registry(Catalog(views=("dbt_streams",), log_rows=logged), "shop")
+    registry.queue([record("orders", 4, offset=9), record("new", 1)])
+    registry.queue_if_behind([record("items", 6, offset=2)])  # older than the log's row
+    assert registry.all() == [record("orders", 4, offset=9), record("items", 7), record("new", 1)]
+
+
+def test_a_dropped_stream_leaves_the_queue_and_the_log() -> None:
+    catalog = Catalog(views=("dbt_streams",))
+    registry = Registry(catalog, "shop")
+    registry.queue([record("orders", 3)])
+    registry.queue_if_behind([record("orders", 2)])
+    registry.drop("orders")
+    assert not registry.has_queued()
+    assert catalog.statements[-1] == "delete from `shop`.`dbt_streams_log` where name = 'orders'"
+
+
+def test_an_older_state_queued_later_does_not_replace_a_newer_one() -> None:
+    registry = Registry(Catalog(views=("dbt_streams",)), "shop")
+    registry.queue([record("orders", 5, offset=9)])
+    registry.queue([record("orders", 4, offset=7)])
+    assert registry.get("orders") == record("orders", 5, offset=9)
+
+
+def test_identifiers_with_backticks_are_quoted_doubling_them() -> None:
+    assert quote("a`b") == "`a``b`"
+    assert quote_path("s`x", "t") == "`s``x`.`t`"

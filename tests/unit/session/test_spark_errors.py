@@ -1,0 +1,74 @@
+"""What a user reads for a Spark error: class and message, never the JVM's stack (no JVM here:
+the Java side is a stand-in)."""
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+
+from dbt.adapters.spark_streams.session.errors import readable_spark_errors, spark_error_message
+
+DELTA_MESSAGE = "[DELTA_VIOLATE_CONSTRAINT_WITH_VALUES] CHECK constraint positive (id > 0)"
+
+
+class JavaThrowable:
+    """Enough of a py4j JavaObject for Py4JJavaError and spark_errors."""
+
+    _target_id = "o1"
+
+    def __init__(self, message: str | None, text: str) -> None:
+        self.message, self.text = message, text
+
+    def getMessage(self) -> str | None:
+        return self.message
+
+    def toString(self) -> str:
+        return self.text
+
+
+def java_error(call: str, message: str | None, text: str = "") -> Py4JJavaError:
+    return Py4JJavaError(
+        f"An error occurred while calling {call}.\n", JavaThrowable(message, text)
+    )
+
+
+def test_unconverted_java_error_shows_its_message_only():
+    error = java_error("o150.sql", DELTA_MESSAGE, "DeltaInvariantViolationException: ...")
+    assert spark_error_message(error) == DELTA_MESSAGE
+
+
+def test_java_error_without_a_class_shows_the_java_class():
+    error = java_error("o150.sql", "/tmp/x", "java.io.FileNotFoundException: /tmp/x")
+    assert spark_error_message(error) == "java.io.FileNotFoundException: /tmp/x"
+
+
+def test_failure_to_format_gives_way_to_the_error_being_formatted():
+    delta = java_error("o58.sql", "[DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve t.nope")
+    internal = java_error(
+        "z:org.apache.spark.SparkThrowableHelper.getMessage",
+        "[INTERNAL_ERROR] Cannot find main error class 'DELTA_MERGE_UNRESOLVED_EXPRESSION'",
+    )
+    internal.__context__ = delta
+    assert spark_error_message(internal) == (
+        "[DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve t.nope"
+    )
+
+
+def test_connect_error_loses_the_server_stack_and_java_class():
+    error = PySparkException(
+        "(org.apache.spark.sql.delta.schema.DeltaInvariantViolationException) "
+        f"{DELTA_MESSAGE}\n\nJVM stacktrace:\norg.apache.spark.sql.delta.Foo\n\tat x.y(z)"
+    )
+    assert spark_error_message(error) == DELTA_MESSAGE
+
+
+def test_other_errors_pass_through_unchanged():
+    assert spark_error_message(ValueError("no")) is None
+    with pytest.raises(ValueError), readable_spark_errors():
+        raise ValueError("no")
+
+
+def test_spark_errors_become_dbt_errors():
+    expected = pytest.raises(DbtRuntimeError, match=r"DELTA_VIOLATE_CONSTRAINT_WITH_VALUES")
+    with expected, readable_spark_errors():
+        raise java_error("o150.sql", DELTA_MESSAGE)
