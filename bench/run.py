@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 from bench.report import write_report
 from dbt.adapters.spark_streams.impl import SparkStreamsAdapter
-from dbt.adapters.spark_streams.stream_methods import write_confs
+from dbt.adapters.spark_streams.streams.builds.build import write_confs
 from dbt.adapters.spark_streams.streams.offsets.commit import run_with_confs
 
 PROJECT = Path(__file__).resolve().parent / "project"

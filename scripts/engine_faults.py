@@ -22,14 +22,14 @@ STREAMS = "tests/functional/streams/"
 FAULTS = [
     (
         "the source version re-read at every reference",
-        ENGINE + "kinds/resolve.py",
+        ENGINE + "kinds/table_stream.py",
         [
-            ("    if source.name not in build.pins:\n        build.pins[source.name] = kind",
-             "    if True:\n        build.pins[source.name] = kind"),
+            ("    if source.name not in build.pins:\n        build.pins[source.name] = table",
+             "    if True:\n        build.pins[source.name] = table"),
             ("build.pins.setdefault(source.name, history.latest)",
              "build.pins[source.name] = history.latest"),
-            ("kind.history(run, source, existing, build.pins.get(source.name))",
-             "kind.history(run, source, existing, None)"),
+            ("table.history(run, source, existing, build.pins.get(source.name))",
+             "table.history(run, source, existing, None)"),
         ],
         STREAMS + "test_blind_spots.py", "commit_during",
     ),
@@ -61,7 +61,7 @@ FAULTS = [
     ),
     (
         "a key of several columns matched on its first column only",
-        MACROS + "strategies.sql",
+        MACROS + "helpers.sql",
         [("{%- for key in unique_key -%}\n    t.", "{%- for key in unique_key[:1] -%}\n    t.")],
         STREAMS + "test_composite_key.py", "",
     ),

@@ -1,31 +1,36 @@
 """SparkStreamsAdapter: dbt-spark's adapter under the `spark_streams` type."""
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from dbt.adapters.base import BaseRelation
+from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo, ConstraintSupport
 from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.spark import SparkAdapter, SparkColumn
 from dbt_common.contracts.constraints import ConstraintType
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
 from dbt.adapters.spark_streams.stream_methods import StreamMethods
+from dbt.adapters.spark_streams.stream_operations import StreamOperations
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
 
 # `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
 # from `DESCRIBE` and from Spark SQL itself; without this the catalog says `long` for a view's
 # column and `bigint` for the same column in a table.
 TREE_TYPE_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+ORDER_BY = re.compile(r"^\s*order\s+by\s+", re.IGNORECASE)
+SORT_KEY = re.compile(r"^(.*?)\s+(asc|desc)\s*$", re.IGNORECASE | re.DOTALL)
 
 
-class SparkStreamsAdapter(StreamMethods, SparkAdapter):
+class SparkStreamsAdapter(StreamMethods, StreamOperations, SparkAdapter):
     """Everything dbt-spark does, on a session this adapter builds; streams build on it."""
 
     ConnectionManager = SparkStreamsConnectionManager
 
-    # Delta enforces NOT NULL and CHECK (macros/contracts.sql creates them before the rows
+    # Delta enforces NOT NULL and CHECK (macros/spark/contracts.sql creates them before the rows
     # are written); it has no unique, primary or foreign keys.
     CONSTRAINT_SUPPORT = {
         **SparkAdapter.CONSTRAINT_SUPPORT,
@@ -71,3 +76,22 @@ class SparkStreamsAdapter(StreamMethods, SparkAdapter):
         """
         relations = super()._build_spark_relation_list(row_list, relation_info_func)
         return [relation for relation in relations if relation.schema]
+
+    @available
+    def listagg_sort_keys(self, order_by_clause: str | None) -> list[dict[str, Any]]:
+        """The keys of `order by a, b desc` as {expression, descending}, for dbt's listagg with
+        a limit (macros/spark/listagg.sql), which sorts the values one way: keys sorting both
+        ways are an error naming the clause."""
+        body = ORDER_BY.sub("", order_by_clause or "")
+        keys = []
+        for item in (part.strip() for part in body.split(",")):
+            if not item:
+                continue
+            found = SORT_KEY.match(item)
+            expression, direction = (found[1], found[2]) if found else (item, "asc")
+            keys.append({"expression": expression, "descending": direction.lower() == "desc"})
+        if len({key["descending"] for key in keys}) > 1:
+            raise DbtRuntimeError(
+                f"listagg with a limit sorts all its keys one way on Spark; got: {order_by_clause}"
+            )
+        return keys

@@ -22,7 +22,7 @@ from dbt.adapters.spark_streams.streams.offsets.commit import BuildCommit
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry
 from dbt.adapters.spark_streams.streams.offsets.write_counts import WriteCounts
 from dbt.adapters.spark_streams.streams.sql.run import Row
-from tests.unit.offsets.test_registry_queue import record
+from tests.unit.offsets.test_registry import record
 
 CONSUMER = "model.shop.orders_mirror"
 TARGET = "`shop`.`orders_mirror`"

@@ -8,12 +8,12 @@ import pytest
 
 from dbt.adapters.spark_streams.streams.delta.retention import Retention
 from dbt.adapters.spark_streams.streams.delta.source import (
-    SourceIsView,
     SourceTable,
     describe_source,
     spelled_key,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.run import Row
 
 DETAIL = "# Detailed Table Information"
@@ -59,12 +59,16 @@ class Catalog:
 COLUMNS = [("id", "int"), ("tags", "map<string,int>"), ("Amount", "decimal(10,2)")]
 
 
+def describe(run: Catalog, stream: str) -> SourceTable:
+    return describe_source(run, CatalogEntry(run, "raw", "orders"), stream)
+
+
 def test_a_delta_source_with_its_columns_feed_retention_and_location() -> None:
     properties = {
         "delta.enableChangeDataFeed": "TRUE",
         "delta.logRetentionDuration": "interval 2 days",
     }
-    source = describe_source(Catalog(described(COLUMNS), properties), "raw", "orders", "s")
+    source = describe(Catalog(described(COLUMNS), properties), "s")
     assert source == SourceTable(
         name="`raw`.`orders`",
         columns=("id", "tags", "Amount"),
@@ -77,21 +81,19 @@ def test_a_delta_source_with_its_columns_feed_retention_and_location() -> None:
 
 def test_change_data_feed_is_off_unless_the_property_says_true() -> None:
     off = {"delta.enableChangeDataFeed": "false"}
-    assert not describe_source(
-        Catalog(described(COLUMNS), off), "raw", "orders", "s"
-    ).change_data_feed
-    assert not describe_source(Catalog(described(COLUMNS)), "raw", "orders", "s").change_data_feed
+    assert not describe(Catalog(described(COLUMNS), off), "s").change_data_feed
+    assert not describe(Catalog(described(COLUMNS)), "s").change_data_feed
 
 
 def test_a_column_named_provider_is_not_the_tables_provider() -> None:
     table = described([("id", "int"), ("Provider", "string")], provider=None)
     with pytest.raises(StreamError, match="is not a Delta table"):
-        describe_source(Catalog(table), "raw", "orders", "s")
+        describe(Catalog(table), "s")
 
 
 def error(catalog: Catalog, stream: str = "orders_mirror__orders") -> str:
     with pytest.raises(StreamError) as raised:
-        describe_source(catalog, "raw", "orders", stream)
+        describe(catalog, stream)
     return raised.value.msg
 
 
@@ -113,8 +115,8 @@ def test_a_parquet_source_points_to_insert_only() -> None:
 
 def test_a_view_is_told_apart_from_a_table_of_another_format() -> None:
     table = described(COLUMNS, provider=None)
-    with pytest.raises(SourceIsView) as raised:
-        describe_source(Catalog(table, views=("orders",)), "raw", "orders", "changes(raw.orders)")
+    with pytest.raises(StreamError) as raised:
+        describe(Catalog(table, views=("orders",)), "changes(raw.orders)")
     assert raised.value.msg == (
         "changes(raw.orders): source raw.orders is a view; only stream() and changes() read "
         "views. Point it at the Delta table(s) the view reads."
@@ -154,7 +156,7 @@ def test_columns_no_stream_can_carry_are_refused(column: str, expected: str) -> 
 
 def test_ordinary_names_near_reserved_ones_are_fine() -> None:
     columns = [("id", "int"), ("change_type", "string"), ("metadata", "string")]
-    assert describe_source(Catalog(described(columns)), "raw", "orders", "s").columns == (
+    assert describe(Catalog(described(columns)), "s").columns == (
         "id",
         "change_type",
         "metadata",

@@ -5,19 +5,20 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from dbt.adapters.spark_streams.streams.delta.retention import Retention
 from dbt.adapters.spark_streams.streams.delta.schema_changes import SchemaReads
-from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
+from dbt.adapters.spark_streams.streams.delta.source import SourceTable, SourceVersion
 from dbt.adapters.spark_streams.streams.delta.staleness import CommitsSinceOffset
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.kinds.delta_table import DeltaTable
-from dbt.adapters.spark_streams.streams.kinds.source_kind import VERSIONS
-from dbt.adapters.spark_streams.streams.records.netting import Snapshot
+from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
+from dbt.adapters.spark_streams.streams.records.netting import VERSIONS, Snapshot
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from tests.unit.delta.test_source import COLUMNS, Catalog, described
-from tests.unit.offsets.test_registry_queue import record
+from tests.unit.offsets.test_registry import record
 
 NAME = "`raw`.`orders`"
 SNAPSHOT = Snapshot(NAME, ("id", "amount"), ("id",), 6, "2026-11-25 09:00:00.000000")
-DELTA = DeltaTable()
+DELTA = DELTA_TABLE
 
 
 class Orders(Catalog):
@@ -42,7 +43,7 @@ class Orders(Catalog):
 
 def test_the_questions_it_asks_the_catalog() -> None:
     run = Orders()
-    source = DELTA.describe(run, "raw", "orders", "s")
+    source = DELTA.describe(run, CatalogEntry(run, "raw", "orders"), "s")
     assert source.name == NAME and source.change_data_feed
     assert DELTA.identify(run, source).table_id == "table-9"
     assert DELTA.latest(run, source) == SourceVersion(6, datetime(2026, 11, 25, 9, 6))
@@ -73,7 +74,7 @@ def test_an_empty_range_reads_no_rows() -> None:
 
 
 def test_a_range_about_to_leave_retention_is_a_warning() -> None:
-    source = DELTA.describe(Orders(), "raw", "orders", "s")
+    source = DELTA.describe(Orders(), CatalogEntry(Orders(), "raw", "orders"), "s")
     offset = record("s", 1, offset=4)
     soon = datetime.now() - source.retention.readable_for + timedelta(hours=2)
     commits = ({"version": 5, "timestamp": soon, "operation": "WRITE"},)
@@ -86,7 +87,7 @@ def test_a_range_about_to_leave_retention_is_a_warning() -> None:
 
 
 def test_a_start_point_it_cannot_read_names_the_forms() -> None:
-    source = DELTA.describe(Orders(), "raw", "orders", "s")
+    source = DELTA.describe(Orders(), CatalogEntry(Orders(), "raw", "orders"), "s")
     with pytest.raises(StreamError) as raised:
         DELTA.first_version(Orders(), source, {"timestamp": "yesterday"}, True)
     assert raised.value.msg.startswith(
@@ -101,3 +102,76 @@ def test_a_start_point_it_cannot_read_names_the_forms() -> None:
         "Point {'row': 3} on `raw`.`orders`: give {'version': n} or {'timestamp': '...'}."
     )
     assert DELTA.first_version(Orders(), source, {"timestamp": "2026-11-25 09:03:30"}, False) == 4
+
+
+WEEK = Retention(deleted_files=timedelta(days=7), log=timedelta(days=30))
+
+
+def source(change_data_feed: bool, retention: Retention = WEEK) -> SourceTable:
+    return SourceTable(NAME, ("id",), change_data_feed, retention)
+
+
+def prepare(table: SourceTable, creating=True, consuming=True, auto_enable=True, days=0):
+    return DELTA_TABLE.prepare("s", table, creating, consuming, auto_enable, days)
+
+
+def test_a_consumers_first_build_turns_change_data_feed_on() -> None:
+    prepared, writes = prepare(source(False))
+    assert prepared == source(True)
+    assert writes == [
+        (
+            f"alter table {NAME} set tblproperties (delta.enableChangeDataFeed = true)",
+            f"{NAME}: Change Data Feed turned on",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("creating", "consuming", "auto_enable"),
+    [(False, True, True), (True, False, True), (True, True, False)],
+)
+def test_no_other_build_turns_it_on(creating: bool, consuming: bool, auto_enable: bool) -> None:
+    with pytest.raises(StreamError) as raised:
+        prepare(source(False), creating, consuming, auto_enable)
+    assert raised.value.msg == (
+        f"Stream s: source {NAME} does not have Change Data Feed on, and streams read changes "
+        f"from it. Run:\n  ALTER TABLE {NAME} SET TBLPROPERTIES (delta.enableChangeDataFeed = "
+        "true)\nor let a consuming build do it (config auto_enable_change_tracking: true, the "
+        "default). Changes made before it is on are never available."
+    )
+
+
+def test_a_source_with_the_feed_on_needs_no_write() -> None:
+    assert prepare(source(True)) == (source(True), [])
+
+
+def test_a_consumer_raises_both_retentions_to_the_extension() -> None:
+    prepared, writes = prepare(source(True), days=14)
+    assert prepared == source(True)
+    [(statement, changes)] = writes
+    assert statement == (
+        f"alter table {NAME} set tblproperties (delta.deletedFileRetentionDuration = "
+        "'interval 14 days')"
+    )
+    assert changes == (
+        f"{NAME}: delta.deletedFileRetentionDuration raised from 7 days to 14 days so "
+        "unconsumed streams stay readable (max_data_extension_time)"
+    )
+    short_log = Retention(deleted_files=timedelta(days=7), log=timedelta(days=2))
+    [(statement, changes)] = prepare(source(True, short_log), days=14)[1]
+    assert "delta.deletedFileRetentionDuration = 'interval 14 days', " in statement
+    assert statement.endswith("delta.logRetentionDuration = 'interval 14 days')")
+    assert changes.count("raised from") == 2
+
+
+def test_retention_already_long_enough_or_a_peek_writes_nothing() -> None:
+    assert prepare(source(True), days=7) == (source(True), [])
+    assert prepare(source(True), consuming=False, days=14) == (source(True), [])
+
+
+def test_turning_the_feed_on_and_extending_retention_are_two_writes() -> None:
+    _, writes = prepare(source(False), days=14)
+    assert [description.split(": ")[1][:18] for _, description in writes] == [
+        "Change Data Feed t",
+        "delta.deletedFileR",
+    ]

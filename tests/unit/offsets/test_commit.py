@@ -14,11 +14,12 @@ from dbt.adapters.spark_streams.streams.offsets.commit import (
     latest_commit_for,
     retry_on_conflict,
     run_with_commit,
+    run_with_confs,
     sql_confs,
     verify_landed,
 )
 from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
-from tests.unit.offsets.test_registry_queue import record
+from tests.unit.offsets.test_registry import record
 
 NEVER = StreamRecord(**{**vars(record("customers", 2)), "last_consumed_on": None})
 COMMIT = BuildCommit("model.shop.m", "build-1", 7, (record("orders", 7), NEVER))
@@ -201,3 +202,38 @@ def test_a_target_without_stream_builds_is_read_once_when_short() -> None:
     assert short.reads == ["describe history `shop`.`m` limit 1"]
     assert latest_commit_for(deep, "`shop`.`m`", COMMIT.consumer) is None
     assert deep.reads[-1] == "describe history `shop`.`m` limit 20"
+
+
+class Recorder:
+    """A RunSql that records statements and fails the one it is told to."""
+
+    def __init__(self, failing: str = "") -> None:
+        self.statements: list[str] = []
+        self.failing = failing
+
+    def __call__(self, sql: str) -> list[dict]:
+        self.statements.append(sql)
+        if sql == self.failing:
+            raise RuntimeError("write failed")
+        return []
+
+
+CONFS = {"spark.databricks.delta.write.txnAppId": "a", "spark.sql.files.maxRecordsPerFile": "9"}
+RESETS = ["RESET spark.databricks.delta.write.txnAppId", "RESET spark.sql.files.maxRecordsPerFile"]
+
+
+def test_confs_are_set_before_and_reset_after_the_statement() -> None:
+    run = Recorder()
+    run_with_confs(run, "merge into t", CONFS)
+    assert run.statements[:2] == [
+        "SET `spark.databricks.delta.write.txnAppId`=`a`",
+        "SET `spark.sql.files.maxRecordsPerFile`=`9`",
+    ]
+    assert run.statements[2:] == ["merge into t", *RESETS]
+
+
+def test_confs_are_reset_when_the_statement_fails() -> None:
+    run = Recorder(failing="merge into t")
+    with pytest.raises(RuntimeError, match="write failed"):
+        run_with_confs(run, "merge into t", CONFS)
+    assert run.statements[-2:] == RESETS

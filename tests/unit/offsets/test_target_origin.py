@@ -7,7 +7,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.commit import BuildCommit, latest_commit_for
 from dbt.adapters.spark_streams.streams.offsets.target_origin import origin_of, quote_table
 from dbt.adapters.spark_streams.streams.sql.run import Row
-from tests.unit.offsets.test_registry_queue import record
+from tests.unit.offsets.test_registry import record
 
 CONSUMER = "model.shop.orders_log"
 DEV, PROD = "`dev`.`orders_log`", "`spark_catalog`.`prod`.`orders_log`"

@@ -11,8 +11,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
-from dbt.adapters.spark_streams.streams.offsets.commit import RunWithConfs
-from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql, RunWithConfs
 
 logger = AdapterLogger("SparkStreams")
 

@@ -12,10 +12,12 @@ import pytest
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.session import cds_trainer, embedded_confs
 from dbt.adapters.spark_streams.session import embedded as embedded_session
 from dbt.adapters.spark_streams.session.jvm import cds, jar_cache
 
 RELEASE = 'IMPLEMENTOR="Debian"\nJAVA_VERSION="17.0.15"\n'
+TRAINER = ["/usr/bin/python3", "-m", embedded_confs.CDS_TRAINER]
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ def jdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (spark / "jars").mkdir(parents=True)
     (spark / "jars" / "spark-core_2.13-4.2.0.jar").write_bytes(b"core")
     monkeypatch.setenv("JAVA_HOME", str(home))
-    monkeypatch.setattr(cds, "spark_home", lambda: spark)
+    monkeypatch.setattr(embedded_confs, "spark_home", lambda: spark)
     monkeypatch.setenv(jar_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
     for name in (cds.CDS_ENV, jar_cache.FAST_START_ENV, *cds.LAUNCHER_ENV):
         monkeypatch.delenv(name, raising=False)
@@ -50,7 +52,7 @@ CONFS = {
 
 
 def key(confs: dict[str, str] = CONFS) -> str:
-    archive = cds.archive_for(confs)
+    archive = cds.archive_for(confs, embedded_confs.spark_home())
     assert archive is not None
     return archive.key
 
@@ -84,10 +86,10 @@ def test_no_archive_below_java_13_or_without_java(
     jdk: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (jdk / "release").write_text('JAVA_VERSION="11.0.2"')
-    assert cds.archive_for(CONFS) is None
+    assert cds.archive_for(CONFS, embedded_confs.spark_home()) is None
     monkeypatch.setenv("JAVA_HOME", "/nowhere")
     monkeypatch.setenv("PATH", "/nowhere")
-    assert cds.archive_for(CONFS) is None
+    assert cds.archive_for(CONFS, embedded_confs.spark_home()) is None
 
 
 def test_switches(jdk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,7 +102,7 @@ def test_switches(jdk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_start_maps_the_archive_only_once_it_is_in_place(jdk: Path) -> None:
-    archive = cds.archive_for(CONFS)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
     assert cds.start_options(archive) == []
     archive.folder.mkdir(parents=True)
@@ -121,7 +123,9 @@ def test_the_trainer_keeps_the_class_path_and_moves_the_catalog(tmp_path: Path) 
         "spark.driver.extraJavaOptions": "-Dderby.system.home=/p/ms -Duser.opt='a b' "
         "-XX:SharedArchiveFile=/old.jsa",
     }
-    trained = cds.trainer_confs(confs, tmp_path / "work", tmp_path / "work" / "classes.jsa")
+    trained = cds_trainer.trainer_confs(
+        confs, tmp_path / "work", tmp_path / "work" / "classes.jsa"
+    )
     assert trained["spark.jars"] == CONFS["spark.jars"]
     assert trained["spark.driver.extraClassPath"] == CONFS["spark.driver.extraClassPath"]
     assert trained["spark.sql.warehouse.dir"] == str(tmp_path / "work" / "warehouse")
@@ -139,10 +143,10 @@ def test_the_trainer_keeps_the_class_path_and_moves_the_catalog(tmp_path: Path) 
 
 
 def test_training_is_needed_once_and_not_while_a_trainer_holds_the_lock(jdk: Path) -> None:
-    archive = cds.archive_for(CONFS)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
     assert cds.needs_training(archive)
-    with cds._held(archive.lock) as handle:
+    with cds.held(archive.lock) as handle:
         assert handle is not None
         assert cds.training(archive)
         assert not cds.needs_training(archive)
@@ -152,7 +156,7 @@ def test_training_is_needed_once_and_not_while_a_trainer_holds_the_lock(jdk: Pat
 
 
 def test_a_failure_holds_training_off_for_a_day(jdk: Path) -> None:
-    archive = cds.archive_for(CONFS)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
     archive.folder.mkdir(parents=True)
     archive.path.write_bytes(b"archive")
@@ -166,7 +170,7 @@ def test_a_failure_holds_training_off_for_a_day(jdk: Path) -> None:
 
 
 def test_an_interrupted_training_is_retried_within_the_hour(jdk: Path) -> None:
-    archive = cds.archive_for(CONFS)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
     cds.forget(archive, "killed", cds.RETRY_AFTER_INTERRUPTION_S)
     assert not cds.needs_training(archive)
@@ -188,19 +192,15 @@ def test_a_trainer_is_started_detached_with_the_request(
 
     monkeypatch.setattr(cds.subprocess, "Popen", popen)
     monkeypatch.setattr(cds, "_trainers", [])
-    archive = cds.archive_for(CONFS)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
-    assert cds.train_in_background(archive, CONFS, "local[*]")
-    assert started[0]["command"][1:] == [
-        "-m",
-        "dbt.adapters.spark_streams.session.jvm.cds",
-        str(archive.request),
-    ]
+    assert cds.train_in_background(archive, CONFS, "local[*]", TRAINER)
+    assert started[0]["command"] == [*TRAINER, str(archive.request)]
     assert started[0]["start_new_session"] is True
     assert started[0]["cwd"] == archive.folder
     assert '"master": "local[*]"' in archive.request.read_text()
     archive.path.write_bytes(b"archive")
-    assert not cds.train_in_background(archive, CONFS, "local[*]")
+    assert not cds.train_in_background(archive, CONFS, "local[*]", TRAINER)
     assert len(started) == 1
 
 
@@ -215,11 +215,11 @@ def test_a_good_dump_is_moved_into_place(jdk: Path, monkeypatch: pytest.MonkeyPa
         dump_to.write_bytes(b"classes")
         (workdir / "info.json").write_text("{}")
 
-    monkeypatch.setattr(cds, "_dump", dump)
-    archive = cds.archive_for(CONFS)
+    monkeypatch.setattr(cds_trainer, "_dump", dump)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
     (archive.folder / ".dump-left-by-a-dead-trainer").mkdir(parents=True)
-    assert cds.train(request(archive)) == 0
+    assert cds_trainer.train(request(archive)) == 0
     assert archive.path.read_bytes() == b"classes"
     assert archive.info.exists()
     assert not list(archive.folder.glob(".dump-*"))
@@ -235,13 +235,13 @@ def test_a_bad_dump_leaves_no_archive_and_a_marker(
     def dump(request: Any, workdir: Path, dump_to: Path) -> str:
         dump_to.write_bytes(b"half")
         if how == "killed":
-            raise cds.TrainingInterrupted("the trainer's JVM exited with -9")
+            raise cds_trainer.TrainingInterrupted("the trainer's JVM exited with -9")
         return "the archive failed the check"
 
-    monkeypatch.setattr(cds, "_dump", dump)
-    archive = cds.archive_for(CONFS)
+    monkeypatch.setattr(cds_trainer, "_dump", dump)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
-    assert cds.train(request(archive)) == 1
+    assert cds_trainer.train(request(archive)) == 1
     assert not archive.path.exists()
     marker = json.loads(archive.failed.read_text())
     assert ("-9" if how == "killed" else "failed the check") in marker["reason"]
@@ -252,15 +252,15 @@ def test_a_bad_dump_leaves_no_archive_and_a_marker(
 def test_a_second_trainer_leaves_the_work_to_the_first(
     jdk: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cds, "_dump", lambda *args: pytest.fail("trained twice"))
-    archive = cds.archive_for(CONFS)
+    monkeypatch.setattr(cds_trainer, "_dump", lambda *args: pytest.fail("trained twice"))
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
-    with cds._held(archive.lock):
-        assert cds.train(request(archive)) == 0
+    with cds.held(archive.lock):
+        assert cds_trainer.train(request(archive)) == 0
 
 
 def test_old_archives_beyond_the_newest_few_are_removed(jdk: Path) -> None:
-    archive = cds.archive_for(CONFS)
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
     archive.folder.mkdir(parents=True)
     for age in range(5):
@@ -268,7 +268,7 @@ def test_old_archives_beyond_the_newest_few_are_removed(jdk: Path) -> None:
         old.write_bytes(b"a")
         stamp = time.time() - 1000 * (age + 1)
         os.utime(old, (stamp, stamp))
-    cds._remove_leftovers(archive)
+    cds_trainer._remove_leftovers(archive)
     assert sorted(p.name for p in archive.folder.glob("*.jsa")) == [
         "old0.jsa",
         "old1.jsa",
@@ -307,10 +307,10 @@ def archive_in_place(
 ) -> tuple[SparkStreamsCredentials, cds.Archive]:
     """Credentials of a project in `tmp_path` and its start's archive, holding `content`;
     nothing runs after a start."""
-    monkeypatch.setattr(embedded_session, "project_dir", lambda: tmp_path)
+    monkeypatch.setattr(embedded_confs, "project_dir", lambda: tmp_path)
     monkeypatch.setattr(embedded_session, "_after_start", lambda *args: None)
     creds = SparkStreamsCredentials.from_dict({"schema": "s"})
-    archive = cds.archive_for(embedded_session.session_confs(creds))
+    archive = cds.archive_for(embedded_confs.session_confs(creds), embedded_confs.spark_home())
     assert archive is not None
     archive.folder.mkdir(parents=True)
     archive.path.write_bytes(content)
@@ -323,7 +323,7 @@ def test_a_start_the_archive_breaks_is_retried_without_it_and_the_archive_droppe
     creds, archive = archive_in_place(tmp_path, monkeypatch, b"truncated")
     starts: list[str] = []
 
-    def start(creds: Any, confs: dict[str, str]) -> FakeSession:
+    def start(creds: Any, confs: dict[str, str], aids: Any) -> FakeSession:
         starts.append(confs["spark.driver.extraJavaOptions"])
         if "SharedArchiveFile" in starts[-1]:
             raise FailedToConnectError("JAVA_GATEWAY_EXITED")
@@ -339,10 +339,10 @@ def test_a_start_the_archive_breaks_is_retried_without_it_and_the_archive_droppe
 def test_a_start_that_fails_without_an_archive_is_not_retried(
     jdk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(embedded_session, "project_dir", lambda: tmp_path)
+    monkeypatch.setattr(embedded_confs, "project_dir", lambda: tmp_path)
     calls: list[int] = []
 
-    def start(creds: Any, confs: dict[str, str]) -> FakeSession:
+    def start(creds: Any, confs: dict[str, str], aids: Any) -> FakeSession:
         calls.append(1)
         raise FailedToConnectError("unresolved dependency")
 
@@ -360,7 +360,9 @@ def test_no_archive_options_when_switched_off(
     monkeypatch.setattr(
         embedded_session,
         "_start",
-        lambda creds, confs: seen.append(confs["spark.driver.extraJavaOptions"]) or FakeSession(),
+        lambda creds, confs, aids: (
+            seen.append(confs["spark.driver.extraJavaOptions"]) or FakeSession()
+        ),
     )
     monkeypatch.setenv(cds.CDS_ENV, "0")
     embedded_session._build_session(creds)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.session import embedded as embedded_session
-from dbt.adapters.spark_streams.session.embedded import session_confs
+from dbt.adapters.spark_streams.session import embedded_confs
+from dbt.adapters.spark_streams.session.embedded_confs import fast_start_for, session_confs
 from dbt.adapters.spark_streams.session.jvm import jar_cache
 
 DELTA = "io.delta:delta-spark_4.2_2.13:4.4.0"
@@ -23,7 +23,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(jar_cache.CACHE_DIR_ENV, str(root))
     monkeypatch.delenv(jar_cache.FAST_START_ENV, raising=False)
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
-    monkeypatch.setattr(embedded_session, "project_dir", lambda: tmp_path)
+    monkeypatch.setattr(embedded_confs, "project_dir", lambda: tmp_path)
     return root
 
 
@@ -170,7 +170,7 @@ def test_processes_storing_at_once_leave_one_complete_folder(cache: Path, tmp_pa
 def _start_in_a_process(root: str, ivy: str, log: str) -> None:
     """What a start does about the jars: under the lock, resolve (slowly) unless cached."""
     os.environ[jar_cache.CACHE_DIR_ENV] = root
-    with embedded_session._one_resolution_at_a_time(credentials()):
+    with fast_start_for(credentials()).resolving():
         if jar_cache.cached_jars(DELTA):
             outcome = "cache"
         else:
@@ -199,13 +199,13 @@ def test_processes_starting_at_once_resolve_once(cache: Path, tmp_path: Path) ->
 
 def test_a_start_with_jars_or_a_filled_cache_takes_no_lock(cache: Path, tmp_path: Path) -> None:
     lock = jar_cache.entry_dir(DELTA).with_name(f".{jar_cache.entry_dir(DELTA).name}.lock")
-    with embedded_session._one_resolution_at_a_time(credentials(jars_dir="mine")):
+    with fast_start_for(credentials(jars_dir="mine")).resolving():
         assert not lock.exists()
-    with embedded_session._one_resolution_at_a_time(credentials()):
+    with fast_start_for(credentials()).resolving():
         assert lock.exists()
     lock.unlink()
     jar_cache.store(DELTA, ivy_jars(tmp_path / "ivy", [MAIN_JAR]))
-    with embedded_session._one_resolution_at_a_time(credentials()):
+    with fast_start_for(credentials()).resolving():
         assert not lock.exists()
 
 

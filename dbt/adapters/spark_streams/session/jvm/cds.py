@@ -7,13 +7,13 @@ an archive (`-XX:ArchiveClassesAtExit`) that later JVMs map instead (`-XX:Shared
 The archive is only valid for the exact JVM and class path it was written with, so it is keyed
 by both (the java binary and its release, Spark's jars, the extra class path, the session's jars,
 the environment the launcher reads). After a start finds no archive for its key, it starts a
-trainer in the background (`python -m dbt.adapters.spark_streams.session.jvm.cds <request>`, at low
-priority): a throwaway session in a temporary warehouse and metastore, with the same class path,
-runs the statements dbt runs (Delta DDL, MERGE, history, the Hive catalog) and exits, and the
-JVM writes the archive. The trainer checks it with `java -Xshare:on -XX:+VerifySharedSpaces`
-(a truncated archive can crash a JVM) and only then renames it into place. One trainer runs per
-key at a time (a file lock); a trainer that fails leaves a marker, and none is retried for a day
-(an hour when its JVM was killed).
+trainer in the background (session/cds_trainer.py, at low priority): a throwaway session in a
+temporary warehouse and metastore, with the same class path, runs the statements dbt runs
+(Delta DDL, MERGE, history, the Hive catalog) and exits, and the JVM writes the archive. The
+trainer checks it with `java -Xshare:on -XX:+VerifySharedSpaces` (a truncated archive can crash
+a JVM) and only then renames it into place. One trainer runs per key at a time (a file lock); a
+trainer that fails leaves a marker, and none is retried for a day (an hour when its JVM was
+killed).
 
 A start with an archive adds `-XX:SharedArchiveFile`. If that start fails, the embedded session
 starts again without it and the archive is dropped (see session/embedded.py): the archive can
@@ -25,11 +25,8 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -150,12 +147,6 @@ def _paths(value: str, separator: str) -> list[list[Any]]:
     return [_stat(Path(part.removeprefix("file://"))) for part in value.split(separator) if part]
 
 
-def spark_home() -> Path:
-    from pyspark.find_spark_home import _find_spark_home
-
-    return Path(_find_spark_home()).resolve()
-
-
 def fingerprint(confs: Mapping[str, str], java: Path, home: Path) -> dict[str, Any]:
     """Everything the archive's validity depends on: the JVM and the class path, file by file."""
     jars_dir = home / "jars"
@@ -174,15 +165,16 @@ def fingerprint(confs: Mapping[str, str], java: Path, home: Path) -> dict[str, A
     }
 
 
-def archive_for(confs: Mapping[str, str]) -> Archive | None:
-    """The archive slot of this start's JVM and class path; None when CDS cannot apply."""
+def archive_for(confs: Mapping[str, str], spark_home: Path) -> Archive | None:
+    """The archive slot of this start's JVM and class path (Spark's jars are under
+    `spark_home`); None when CDS cannot apply."""
     java = java_binary()
     if java is None:
         return None
     major = java_major(java_release(java))
     if major is None or major < 13:
         return None
-    digest = json.dumps(fingerprint(confs, java, spark_home()), sort_keys=True)
+    digest = json.dumps(fingerprint(confs, java, spark_home), sort_keys=True)
     key = hashlib.sha256(digest.encode()).hexdigest()[:24]
     return Archive(key, cache_root() / "cds")
 
@@ -214,7 +206,7 @@ def _failed_recently(archive: Archive) -> bool:
 
 
 @contextlib.contextmanager
-def _held(lock: Path) -> Iterator[IO[str] | None]:
+def held(lock: Path) -> Iterator[IO[str] | None]:
     """The trainer's lock held (yields the open file), or None when another process holds it."""
     assert fcntl is not None
     lock.parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +224,7 @@ def _held(lock: Path) -> Iterator[IO[str] | None]:
 
 def training(archive: Archive) -> bool:
     """Whether a trainer holds this key's lock right now."""
-    with _held(archive.lock) as handle:
+    with held(archive.lock) as handle:
         return handle is None
 
 
@@ -241,24 +233,22 @@ def needs_training(archive: Archive) -> bool:
     return not (archive.path.exists() or _failed_recently(archive) or training(archive))
 
 
-def train_in_background(archive: Archive, confs: Mapping[str, str], master: str) -> bool:
+def train_in_background(
+    archive: Archive, confs: Mapping[str, str], master: str, trainer: list[str]
+) -> bool:
     """Start a detached trainer for `archive` unless one is not needed; whether one started.
 
-    The request (the session's confs and master) goes to a file; the trainer runs at low
-    priority in its own session, so dbt neither waits for it nor stops it on Ctrl-C.
+    The request (the session's confs and master) goes to a file, whose path is the last
+    argument of the `trainer` command; the trainer runs at low priority in its own session,
+    so dbt neither waits for it nor stops it on Ctrl-C.
     """
     if not needs_training(archive):
         return False
     archive.folder.mkdir(parents=True, exist_ok=True)
     _write_atomically(archive.request, json.dumps({"confs": dict(confs), "master": master}))
     with open(archive.log, "ab") as log:
-        trainer = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dbt.adapters.spark_streams.session.jvm.cds",
-                str(archive.request),
-            ],
+        process = subprocess.Popen(
+            [*trainer, str(archive.request)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -267,7 +257,7 @@ def train_in_background(archive: Archive, confs: Mapping[str, str], master: str)
             # Not the project's folder: a test's may be deleted while the trainer runs.
             cwd=archive.folder,
         )
-    _trainers.append(trainer)
+    _trainers.append(process)
     return True
 
 
@@ -286,72 +276,6 @@ def _write_atomically(path: Path, text: str) -> None:
     staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     staging.write_text(text)
     os.replace(staging, path)
-
-
-# The trainer: what runs in the background process.
-
-WARMUP_STATEMENTS = (
-    "create database if not exists cds_warmup",
-    "show databases",
-    "create table cds_warmup.source (id bigint, name string, amount decimal(12, 2), "
-    "updated_at timestamp) using delta tblproperties (delta.enableChangeDataFeed = true)",
-    "insert into cds_warmup.source values (1, 'a', 1.50, current_timestamp()), "
-    "(2, 'b', 2.50, current_timestamp())",
-    "update cds_warmup.source set amount = amount + 1 where id = 1",
-    "delete from cds_warmup.source where id = 2",
-    "create or replace view cds_warmup.source_view as select * from cds_warmup.source",
-    "create table cds_warmup.target using delta as select * from cds_warmup.source_view",
-    "merge into cds_warmup.target t using (select * from (select *, row_number() over "
-    "(partition by id order by _commit_version desc) as change_rank "
-    "from table_changes('cds_warmup.source', 0) where _change_type != 'update_preimage') "
-    "where change_rank = 1) s on t.id = s.id "
-    "when matched and s._change_type = 'delete' then delete "
-    "when matched then update set t.amount = s.amount "
-    "when not matched and s._change_type != 'delete' then insert (id, name, amount, updated_at) "
-    "values (s.id, s.name, s.amount, s.updated_at)",
-    "insert overwrite cds_warmup.target select * from cds_warmup.source",
-    "describe history cds_warmup.source",
-    "describe table extended cds_warmup.source",
-    "describe detail cds_warmup.target",
-    "show tblproperties cds_warmup.target",
-    "show table extended in cds_warmup like '*'",
-    "show tables in cds_warmup",
-    "select count(*), sum(amount), max(updated_at) from cds_warmup.target group by name",
-    "drop view cds_warmup.source_view",
-    "drop table cds_warmup.target",
-    "drop table cds_warmup.source",
-    "drop database cds_warmup cascade",
-)
-
-
-def trainer_confs(confs: Mapping[str, str], workdir: Path, dump_to: Path) -> dict[str, str]:
-    """The requesting session's confs, pointed at a throwaway catalog and told to dump.
-
-    The class path (Spark's jars, spark.jars, the extra class path) stays the same, so the
-    archive fits the real starts; the warehouse and an embedded Derby metastore move to
-    `workdir`, so the trainer never touches a project's catalog or a shared metastore.
-    """
-    trained = dict(confs)
-    trained["spark.app.name"] = "dbt-spark-streams-cds-trainer"
-    trained["spark.sql.warehouse.dir"] = str(workdir / "warehouse")
-    metastore = workdir / "metastore"
-    trained["spark.hadoop.javax.jdo.option.ConnectionURL"] = (
-        f"jdbc:derby:;databaseName={metastore / 'metastore_db'};create=true"
-    )
-    trained.pop("spark.hadoop.javax.jdo.option.ConnectionDriverName", None)
-    kept = [
-        option
-        for option in shlex.split(trained.get("spark.driver.extraJavaOptions", ""))
-        if not option.startswith(JAVA_OPTION_PREFIXES)
-    ]
-    dump = [
-        f"-Dderby.system.home={metastore}",
-        f"-XX:ArchiveClassesAtExit={dump_to}",
-        "-Xlog:cds=off",
-        "-Xlog:cds+dynamic=off",
-    ]
-    trained["spark.driver.extraJavaOptions"] = shlex.join(kept + dump)
-    return trained
 
 
 def verify(java: Path, archive: Path, class_path: str) -> str | None:
@@ -374,94 +298,3 @@ def verify(java: Path, archive: Path, class_path: str) -> str | None:
         return None
     said = " ".join((done.stdout + done.stderr).split()[-40:])
     return f"`java -Xshare:on -XX:+VerifySharedSpaces` refused it ({done.returncode}): {said}"
-
-
-def _remove_leftovers(archive: Archive) -> None:
-    """Work folders of trainers that died (the lock is ours: no trainer is running), and all
-    but the newest archives."""
-    for leftover in archive.folder.glob(".dump-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
-    archives = sorted(archive.folder.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in archives[KEEP_ARCHIVES:]:
-        old.unlink(missing_ok=True)
-        old.with_suffix(".json").unlink(missing_ok=True)
-
-
-def train(request_file: Path) -> int:
-    """The trainer's work: 0 when the archive is in place (or another trainer is at it)."""
-    request = json.loads(request_file.read_text())
-    key = request_file.name.removesuffix(".request.json")
-    archive = Archive(key, request_file.parent)
-    with _held(archive.lock) as handle:
-        if handle is None or archive.path.exists():
-            return 0
-        _remove_leftovers(archive)
-        with contextlib.suppress(OSError):
-            os.nice(10)
-        workdir = Path(tempfile.mkdtemp(prefix=".dump-", dir=archive.folder))
-        dump_to = workdir / "classes.jsa"
-        retry_after: float = RETRY_AFTER_FAILURE_S
-        try:
-            reason = _dump(request, workdir, dump_to)
-            if reason is None:
-                os.replace(workdir / "info.json", archive.info)
-                os.replace(dump_to, archive.path)
-                archive.failed.unlink(missing_ok=True)
-                print(f"archive ready: {archive.path}", flush=True)
-                return 0
-        except Exception as exc:  # killed, or the session did not start: try again sooner
-            reason = f"the trainer was interrupted: {exc!r}"
-            retry_after = RETRY_AFTER_INTERRUPTION_S
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-    print(f"no archive: {reason}", flush=True)
-    forget(archive, reason, retry_after)
-    return 1
-
-
-class TrainingInterrupted(Exception):
-    """The trainer's JVM was killed or did not exit: nothing is known about the archive."""
-
-
-def _dump(request: Mapping[str, Any], workdir: Path, dump_to: Path) -> str | None:
-    """Run the throwaway session, let its JVM write `dump_to`, check it; None when it is good."""
-    from pyspark.sql import SparkSession
-
-    confs = trainer_confs(request["confs"], workdir, dump_to)
-    builder = SparkSession.builder.master(request["master"])
-    for name, value in confs.items():
-        builder = builder.config(name, value)
-    spark = builder.enableHiveSupport().getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    class_path = jvm.java.lang.System.getProperty("java.class.path")
-    java = Path(jvm.java.lang.System.getProperty("java.home")) / "bin" / "java"
-    gateway_process = spark.sparkContext._gateway.proc  # type: ignore[union-attr]
-    for statement in WARMUP_STATEMENTS:
-        try:
-            spark.sql(statement).collect()
-        except Exception as exc:  # the archive is still worth having
-            print(f"warm-up statement failed: {statement}: {exc}", flush=True)
-    spark.stop()
-    # The gateway JVM exits when its stdin closes, and writes the archive on its way out.
-    gateway_process.stdin.close()
-    try:
-        gateway_process.wait(timeout=TRAIN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        gateway_process.kill()
-        raise TrainingInterrupted("the trainer's JVM did not exit in time") from exc
-    if gateway_process.returncode != 0:
-        raise TrainingInterrupted(f"the trainer's JVM exited with {gateway_process.returncode}")
-    if not dump_to.is_file():
-        return f"the trainer's JVM exited ({gateway_process.returncode}) without an archive"
-    refused = verify(java, dump_to, class_path)
-    if refused:
-        return refused
-    info = {"java": str(java), "class_path": class_path, "confs": confs}
-    (workdir / "info.json").write_text(json.dumps(info, indent=1))
-    return None
-
-
-if __name__ == "__main__":
-    sys.exit(train(Path(sys.argv[1])))

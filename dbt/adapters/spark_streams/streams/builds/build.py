@@ -35,6 +35,7 @@ from dbt.adapters.spark_streams.streams.offsets.write_counts import WriteCounts
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 
 AtStep = Callable[[str], None]
+MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 
 
 @dataclass(frozen=True)
@@ -232,3 +233,10 @@ def _finish_dry_run(
     commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
     env.run_with_confs(statement, {**confs, **marker_confs(commit)})
     return "OK, --empty: target created empty, nothing consumed"
+
+
+def write_confs(file_rows: int) -> dict[str, str]:
+    """Session confs for a target's write. A cap on rows per file keeps a stream target in
+    many small files; a later MERGE then rewrites (and re-reads) only the files its keys
+    touch instead of files as large as the table."""
+    return {MAX_RECORDS_PER_FILE: str(file_rows)} if file_rows > 0 else {}

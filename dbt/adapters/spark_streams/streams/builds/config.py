@@ -14,6 +14,7 @@ from dbt.adapters.spark_streams.streams.delta.change_size import DEFAULT_BROADCA
 from dbt.adapters.spark_streams.streams.delta.retention import extension_days
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.records.netting import METADATA_COLUMNS
+from dbt.adapters.spark_streams.streams.sql.catalog import as_key
 
 STRATEGIES = ("append", "merge", "apply_changes", "history")
 KEYED_STRATEGIES = ("merge", "apply_changes", "history")
@@ -155,6 +156,39 @@ class ConsumerConfig:
             self.history.check(self.model, kept)
         return kept
 
+    def check_target(self, target: str, columns: Sequence[str]) -> None:
+        """Before a write into an existing target: a history target has the period columns the
+        config names (another strategy, or other names, built it otherwise)."""
+        if self.history is None:
+            return
+        existing = [column.lower() for column in columns]
+        if any(period.lower() not in existing for period in self.history_columns):
+            raise StreamError(
+                f"Model {self.model}: the target {target} has no {self.history.valid_from} / "
+                f"{self.history.valid_to} columns, so it was not built by incremental_strategy "
+                "'history' (or with other valid_from_column / valid_to_column names). Rebuild "
+                "it with --full-refresh."
+            )
+
+
+def check_contract_columns(
+    model: str, target_columns: Sequence[str], contract_columns: Sequence[str]
+) -> None:
+    """A stream model's enforced contract names the target's columns (the stream's metadata
+    columns are not in an apply_changes target): any other column, or one missing, fails the
+    build before anything is read or written."""
+    target = [column.lower() for column in target_columns]
+    contract = [column.lower() for column in contract_columns]
+    missing = [column for column in target if column not in contract]
+    extra = [column for column in contract if column not in target]
+    if missing or extra:
+        raise StreamError(
+            f"Model {model}: its enforced contract must list the target's columns. "
+            + (f"Not in the contract: {', '.join(missing)}. " if missing else "")
+            + (f"Not in the target: {', '.join(extra)}. " if extra else "")
+            + "Fix the model's columns in its YAML."
+        )
+
 
 @dataclass(frozen=True)
 class HistoryColumns:
@@ -192,15 +226,6 @@ class HistoryColumns:
                     f"Model {model}: history_track_columns names '{column}', which is not in the "
                     f"model's output ({', '.join(columns)})."
                 )
-
-
-def as_key(value: Any) -> tuple[str, ...]:
-    """A unique_key as dbt accepts it (a name, a list of names, or nothing) as a tuple."""
-    if value is None or value == "":
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(item) for item in value)
 
 
 def _target_properties(model: str, given: Any) -> dict[str, str]:

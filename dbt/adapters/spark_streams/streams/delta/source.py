@@ -7,24 +7,18 @@ from dbt.adapters.spark_streams.streams.delta.retention import Retention
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.records.netting import METADATA_COLUMNS
 from dbt.adapters.spark_streams.streams.sql.catalog import (
+    CatalogEntry,
     column_names,
     column_types,
     detailed_info,
-    is_view,
     reader_label,
     spell_columns,
 )
-from dbt.adapters.spark_streams.streams.sql.quoting import quote_path
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
 # The columns Delta's Change Data Feed adds to each change it reports.
 CHANGE_FEED_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
-
-
-class SourceIsView(StreamError):
-    """The source is a view: stream() reads it as a view stream (view_stream.py); readers
-    of one table's history (changes(), for_system_time()) refuse it with this message."""
 
 
 @dataclass(frozen=True)
@@ -59,33 +53,37 @@ class SourceTable:
     location: str = ""
 
 
-def describe_source(run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
-    """Format, columns and Change Data Feed state of a stream's source. `stream` names the
-    reader in errors: a stream's name, or a `changes(...)` call."""
-    name = quote_path(schema, identifier)
-    source = inspect_source(run, name, stream)
+def describe_source(run: RunSql, entry: CatalogEntry, stream: str) -> SourceTable:
+    """Format, columns and Change Data Feed state of a stream's source, from the catalog's
+    `entry`. `stream` names the reader in errors: a stream's name, or the call itself
+    (`changes(...)`, `for_system_time(...)`)."""
+    source = inspect_source(run, entry.name, stream, entry)
     if source is None:
-        if is_view(run, schema, identifier):
-            raise SourceIsView(
-                f"{reader_label(stream)}: source {schema}.{identifier} is a view; only stream() "
-                "and changes() read views. Point it at the Delta table(s) the view reads."
+        if entry.is_view:
+            raise StreamError(
+                f"{reader_label(stream)}: source {entry.schema}.{entry.identifier} is a view; "
+                "only stream() and changes() read views. Point it at the Delta table(s) the "
+                "view reads."
             )
         raise StreamError(
-            f"{reader_label(stream)}: source {name} is not a Delta table; standard and "
+            f"{reader_label(stream)}: source {entry.name} is not a Delta table; standard and "
             "append_only streams need a Delta table with Change Data Feed."
         )
     return source
 
 
-def inspect_source(run: RunSql, name: str, stream: str) -> SourceTable | None:
-    """The source called `name` (a quoted path) from its metadata, or None if it is not Delta.
+def inspect_source(
+    run: RunSql, name: str, stream: str, entry: CatalogEntry | None = None
+) -> SourceTable | None:
+    """The source called `name` (a quoted path) from its metadata (DESCRIBE's rows from
+    `entry` when given), or None if it is not Delta.
 
     DESCRIBE TABLE EXTENDED and SHOW TBLPROPERTIES read the table's metadata only, where
     DESCRIBE DETAIL computes its whole state (file count, size), which costs a Spark job
     after every commit to the source.
     """
     try:
-        described = run(f"describe table extended {name}")
+        described = entry.described if entry else run(f"describe table extended {name}")
     except Exception as exc:
         raise StreamError(
             f"{reader_label(stream)}: cannot read source {name} ({exc}). Check that the table "

@@ -1,9 +1,13 @@
-"""The Delta table, the first kind of stream source (source_kind.py): changes come from its
-Change Data Feed, its state and identity from its history and table id."""
+"""The Delta table, the first kind of stream source: changes come from its Change Data Feed,
+its state and identity from its history and table id. Its streams are read by the table-stream
+flow (table_stream.py), for which it is the TableSource."""
 
 from dataclasses import replace
+from datetime import datetime
+from typing import Any
 
-from dbt.adapters.spark_streams.streams.delta.identity import same_source
+from dbt.adapters.spark_streams.streams.builds.build import StreamBuild
+from dbt.adapters.spark_streams.streams.delta.identity import same_source, with_table_id
 from dbt.adapters.spark_streams.streams.delta.points import state_version
 from dbt.adapters.spark_streams.streams.delta.retention import retention_extension
 from dbt.adapters.spark_streams.streams.delta.schema_changes import (
@@ -16,6 +20,7 @@ from dbt.adapters.spark_streams.streams.delta.source import (
     describe_source,
     enable_change_data_feed,
     enable_command,
+    inspect_source,
     latest_version,
     source_table_id,
 )
@@ -24,31 +29,91 @@ from dbt.adapters.spark_streams.streams.delta.staleness import (
     check_readable,
     commits_since_offset,
     expiry_warning,
+    stale_after,
+    stale_reason,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.kinds.source_kind import VERSIONS, SourceWrite
-from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest
+from dbt.adapters.spark_streams.streams.kinds.table_stream import SourceWrite, resolve_stream
+from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.records.netting import (
-    ChangeRange,
     Snapshot,
-    append_only_sql,
+    changes_between,
     empty_sql,
     initial_rows_sql,
-    net_changes_sql,
-    versions_sql,
 )
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
+from dbt.adapters.spark_streams.streams.travel.changes import (
+    ChangesRequest,
+    StreamLookup,
+    table_changes_sql,
+)
 
 
-class DeltaTable:
+class DeltaTableKind:
     """A Delta table with Change Data Feed (turned on by the first consuming build)."""
 
     source_type = "delta"
     modes: tuple[str, ...] = ("standard", "append_only")
     label = "Delta tables"
 
-    def describe(self, run: RunSql, schema: str, identifier: str, stream: str) -> SourceTable:
-        return describe_source(run, schema, identifier, stream)
+    # The stream kind (kind.py): what stream(), changes() and the status of its streams read.
+
+    def claims(self, source: CatalogEntry, mode: str | None) -> bool:
+        """Every source the kinds registered before it leave: its description then names what
+        is wrong with a source that is no Delta table."""
+        return True
+
+    def stream(
+        self,
+        run: RunSql,
+        registry: Registry,
+        build: StreamBuild,
+        request: StreamRequest,
+        source: CatalogEntry,
+    ) -> str:
+        return resolve_stream(run, registry, build, request, self, source)
+
+    def changes(
+        self,
+        run: RunSql,
+        pins: dict[str, SourceVersion],
+        find_stream: StreamLookup,
+        request: ChangesRequest,
+        source: CatalogEntry,
+    ) -> str:
+        return table_changes_sql(run, pins, find_stream, request, source)
+
+    def status(self, run: RunSql, registry: Registry, record: StreamRecord) -> dict[str, Any]:
+        """Stale when the source is gone or no Delta table, was recreated or replaced, or
+        Delta can no longer read the changes since the offset."""
+        try:
+            source = inspect_source(run, record.source_table, record.name)
+        except StreamError as exc:
+            return _stale(exc.msg)
+        if source is None:
+            return _stale(f"source {record.source_table} is no longer a Delta table")
+        pending = commits_since_offset(
+            run, source.name, record.offset_version, record.offset_timestamp
+        )
+        if with_table_id(run, record, source, pending).table_id != record.source_id:
+            return _stale(f"source {record.source_table} was dropped and recreated or replaced")
+        reason = stale_reason(pending, source.retention, source.change_data_feed)
+        deadline: datetime | None = stale_after(pending, source.retention)
+        return {
+            "stale": reason is not None,
+            "stale_after": deadline,
+            "stale_reason": reason[0] if reason else "",
+        }
+
+    def dropped(self, run: RunSql, registry: Registry, record: StreamRecord) -> None:
+        """A Delta table stream keeps nothing besides its registry rows."""
+
+    # The table source (table_stream.py): what the flow asks of a versioned table.
+
+    def describe(self, run: RunSql, entry: CatalogEntry, stream: str) -> SourceTable:
+        return describe_source(run, entry, stream)
 
     def identify(self, run: RunSql, source: SourceTable) -> SourceTable:
         return source_table_id(run, source)
@@ -141,25 +206,17 @@ class DeltaTable:
             ) from exc
 
     def changes_sql(self, mode: str, snapshot: Snapshot, first: int) -> str:
-        change = ChangeRange(
-            snapshot.source,
-            snapshot.columns,
-            snapshot.unique_key,
-            first,
-            snapshot.version,
-            snapshot.column_types,
-            snapshot.location,
-        )
-        if change.is_empty:
-            return empty_sql(snapshot)
-        if mode == "append_only":
-            return append_only_sql(change)
-        if mode == VERSIONS:
-            return versions_sql(change)
-        return net_changes_sql(change)
+        return changes_between(mode, snapshot, first)
 
     def initial_rows_sql(self, snapshot: Snapshot) -> str:
         return initial_rows_sql(snapshot)
 
     def empty_sql(self, snapshot: Snapshot) -> str:
         return empty_sql(snapshot)
+
+
+def _stale(reason: str) -> dict[str, Any]:
+    return {"stale": True, "stale_after": None, "stale_reason": reason}
+
+
+DELTA_TABLE = DeltaTableKind()

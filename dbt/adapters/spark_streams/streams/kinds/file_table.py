@@ -1,6 +1,8 @@
-"""Resolve an insert-only `stream()` on a file-based table (SPEC section 4, `insert_only`).
+"""The file-based table (Parquet, CSV, JSON, ... over a folder), a kind of stream source: an
+insert-only `stream()` reads the rows of its new files (docs/reference/contract.md,
+`insert_only`).
 
-The stream's offset is the set of files it has consumed (file_sets.py). A build lists the
+The stream's offset is the set of files it has consumed (files/sets.py). A build lists the
 table's files once (its pin), takes those not in the committed set as new, and reads only
 them: up to LITERAL_FILES are named in the read, which lets Spark open just those files;
 beyond that the read joins the build's own set. A consuming build writes its new set just
@@ -11,6 +13,7 @@ INSERT (with a unique_key, the row of the newest file per key).
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from dbt.adapters.spark_streams.streams.builds.build import StreamBuild
 from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
@@ -26,20 +29,18 @@ from dbt.adapters.spark_streams.streams.files.table import (
     FILES_SOURCE_TYPE,
     FileTable,
     describe_file_table,
+    read_listing,
     unlisted_warning,
 )
-from dbt.adapters.spark_streams.streams.kinds.resolve import (
-    StreamRequest,
-    check_consumer,
-    registered,
-    stream_record,
-)
+from dbt.adapters.spark_streams.streams.kinds.consumers import check_consumer, registered
+from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest, stream_record
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.records.column_types import row_type
 from dbt.adapters.spark_streams.streams.records.netting import key_hash, row_json_sql
-from dbt.adapters.spark_streams.streams.sql.catalog import spell_columns
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, spell_columns
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, string_literal
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
+from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, StreamLookup
 
 LITERAL_FILES = 500
 FILE_COLUMN = "_spark_streams_file"
@@ -58,6 +59,62 @@ class FilePlan:
     read_filter: str
     pending: int
     named: tuple[FileEntry, ...] = ()  # the files consumed, when the read names them
+
+
+class FileTableKind:
+    """A table over a folder of files, read by insert_only streams only."""
+
+    source_type = FILES_SOURCE_TYPE
+
+    def claims(self, source: CatalogEntry, mode: str | None) -> bool:
+        """Every insert_only stream: its description names what is wrong with a source that
+        is no file table."""
+        return mode == "insert_only"
+
+    def stream(
+        self,
+        run: RunSql,
+        registry: Registry,
+        build: StreamBuild,
+        request: StreamRequest,
+        source: CatalogEntry,
+    ) -> str:
+        return resolve_file_stream(run, registry, build, request)
+
+    def changes(
+        self,
+        run: RunSql,
+        pins: dict[str, SourceVersion],
+        find_stream: StreamLookup,
+        request: ChangesRequest,
+        source: CatalogEntry,
+    ) -> str:
+        raise StreamError(
+            f"{request.label}: a file table has no versions to read changes between; read its "
+            "new files with stream(..., mode='insert_only')."
+        )
+
+    def status(self, run: RunSql, registry: Registry, record: StreamRecord) -> dict[str, Any]:
+        """Stale when the table no longer reads the folder (or the folder is gone) its file
+        set was listed from; an insert-only stream never expires."""
+        schema, identifier = (part.strip("`") for part in record.source_table.split("`.`"))
+        try:
+            table = describe_file_table(run, schema, identifier, record.name)
+            read_listing(run, table, record.name, f"select count(*) from ({table.listing_sql()})")
+            committed = FileSets.of(registry).committed(record.name, record.source_id)
+            if committed.location != table.location:
+                reason = f"{table.name} now reads {table.location}, not {committed.location}"
+                return {"stale": True, "stale_after": None, "stale_reason": reason}
+        except StreamError as exc:
+            return {"stale": True, "stale_after": None, "stale_reason": exc.msg.strip()}
+        return {"stale": False, "stale_after": None, "stale_reason": ""}
+
+    def dropped(self, run: RunSql, registry: Registry, record: StreamRecord) -> None:
+        """A dropped stream's file sets go too."""
+        run(FileSets.of(registry).drop_sql(record.name))
+
+
+FILE_TABLE = FileTableKind()
 
 
 def resolve_file_stream(

@@ -1,28 +1,26 @@
-"""Resolve a `stream()` call on a view (SPEC section 5).
+"""The view, a kind of stream source: a stream or changes() on a view whose query the change
+algebra can follow (docs/reference/contract.md, streams on views).
 
-The view's definition is validated and expanded first (view_definition.py), before anything
+The view's definition is validated and expanded first (views/definition.py), before anything
 is read or written. Each base table then gets its own table stream, named `<stream>@<table>`,
-resolved as any table stream is (resolve.py): pinned once per build, checked for staleness and
+read as any table stream is (table_stream.py): pinned once per build, checked for staleness and
 identity, Change Data Feed and retention prepared, and its offset recorded in the build. So
 every table offset moves in the target's one commit, with the stream's own record, which
 keeps the view's fingerprint: a view redefined since the stream was created is refused until
 `--full-refresh` recreates the stream. The rows are the view's changes between the tables'
-offsets and pins (view_changes.py), netted as a table stream's are.
+offsets and pins (views/algebra.py), netted as a table stream's are.
 """
 
 from dataclasses import replace
+from typing import Any
 
 from dbt.adapters.spark_streams.streams.builds.build import StreamBuild
 from dbt.adapters.spark_streams.streams.delta.source import SourceTable, SourceVersion
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.kinds.delta_table import DeltaTable
-from dbt.adapters.spark_streams.streams.kinds.resolve import (
-    StreamRequest,
-    check_consumer,
-    registered,
-    resolve_with_source,
-    stream_record,
-)
+from dbt.adapters.spark_streams.streams.kinds.consumers import check_consumer, registered
+from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
+from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest, stream_record
+from dbt.adapters.spark_streams.streams.kinds.table_stream import resolve_with_source
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.records.netting import (
     Snapshot,
@@ -31,8 +29,11 @@ from dbt.adapters.spark_streams.streams.records.netting import (
     initial_rows_sql,
     net_changes_sql,
 )
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
+from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, StreamLookup
+from dbt.adapters.spark_streams.streams.travel.changes_on_views import view_changes_sql
 from dbt.adapters.spark_streams.streams.views.algebra import (
     TableInterval,
     table_stream_name,
@@ -45,7 +46,54 @@ from dbt.adapters.spark_streams.streams.views.definition import (
     spelled_view_key,
 )
 
-VIEW_SOURCE_TYPE = "view"
+
+class ViewKind:
+    """A view over Delta tables (projections, filters, inner joins, UNION ALL)."""
+
+    source_type = "view"
+
+    def claims(self, source: CatalogEntry, mode: str | None) -> bool:
+        return source.is_view
+
+    def stream(
+        self,
+        run: RunSql,
+        registry: Registry,
+        build: StreamBuild,
+        request: StreamRequest,
+        source: CatalogEntry,
+    ) -> str:
+        return resolve_view_stream(run, registry, build, request)
+
+    def changes(
+        self,
+        run: RunSql,
+        pins: dict[str, SourceVersion],
+        find_stream: StreamLookup,
+        request: ChangesRequest,
+        source: CatalogEntry,
+    ) -> str:
+        return view_changes_sql(run, pins, find_stream, request)
+
+    def status(self, run: RunSql, registry: Registry, record: StreamRecord) -> dict[str, Any]:
+        """Stale when the view no longer passes validation or was redefined; its tables'
+        readability is that of its table streams (`<name>@<table>`), listed too."""
+        schema, identifier = (part.strip("`") for part in record.source_table.split("`.`"))
+        try:
+            view = read_view_definition(run, schema, identifier, record.name)
+        except StreamError as exc:
+            return {"stale": True, "stale_after": None, "stale_reason": exc.msg.strip()}
+        if view.fingerprint != record.source_id:
+            reason = f"view {view.name} (or a view it reads) was redefined"
+            return {"stale": True, "stale_after": None, "stale_reason": reason}
+        return {"stale": False, "stale_after": None, "stale_reason": ""}
+
+    def dropped(self, run: RunSql, registry: Registry, record: StreamRecord) -> None:
+        """A view stream keeps nothing besides its registry rows (its table streams' rows are
+        its own streams')."""
+
+
+VIEW = ViewKind()
 
 
 def resolve_view_stream(
@@ -119,7 +167,8 @@ def _table_intervals(
             other_consumers=(),
         )
         before = None if creating else registered(registry, build, sub.name)
-        _, source = resolve_with_source(run, registry, build, sub)
+        entry = CatalogEntry(run, schema, identifier)
+        _, source = resolve_with_source(run, registry, build, sub, DELTA_TABLE, entry)
         build.change_rows = None  # a base table's changes join the other tables in full
         pin = build.pins[source.name]
         offset = _offset(run, request, source, pin, before, creating)
@@ -146,7 +195,7 @@ def _offset(
         return int(before.offset_version)
     if request.start is None:
         return pin.version
-    return DeltaTable().first_version(run, source, request.start, request.start_at) - 1
+    return DELTA_TABLE.first_version(run, source, request.start, request.start_at) - 1
 
 
 def _rows_sql(
@@ -186,5 +235,5 @@ def _record(
     """The view stream's own record: its fingerprint as the source id; the newest table pin
     as its offset (the table streams hold the offsets that count)."""
     latest = _latest_pin(intervals)
-    source = (quote_path(request.schema, request.identifier), view.fingerprint, VIEW_SOURCE_TYPE)
+    source = (quote_path(request.schema, request.identifier), view.fingerprint, VIEW.source_type)
     return stream_record(build, request, source, latest, existing)

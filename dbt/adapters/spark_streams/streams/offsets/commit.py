@@ -25,7 +25,7 @@ from dbt.adapters.spark_streams.streams.offsets.target_origin import (
 )
 from dbt.adapters.spark_streams.streams.offsets.write_counts import WriteCounts
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
-from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql, RunWithConfs
 
 MARKER = "dbt_spark_streams"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -35,10 +35,6 @@ HISTORY_DEPTH = 20
 # The target's newest commit alone, then its HISTORY_DEPTH newest (see _recent_history).
 SEARCH_DEPTHS = (1, HISTORY_DEPTH)
 T = TypeVar("T")
-# Runs one statement with session confs set around it and only around it. The adapter sets
-# them through the session's conf API where it has a session (session/statement_confs.py);
-# SQL SET / RESET (`sql_confs`) serves every other connection.
-RunWithConfs = Callable[[str, dict[str, str]], list[Row]]
 
 
 @dataclass(frozen=True)

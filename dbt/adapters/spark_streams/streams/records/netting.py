@@ -29,6 +29,9 @@ METADATA_COLUMNS = (
     "metadata_commit_timestamp",
 )
 
+# The mode a history consumer reads a standard stream in: every version, not netted.
+VERSIONS = "versions"
+
 # Change types that carry the row as it was before a commit, and as it is after it.
 BEFORE_TYPES = "('delete', 'update_preimage')"
 AFTER_TYPES = "('insert', 'update_postimage')"
@@ -340,3 +343,25 @@ def net_changes_sql(change: ChangeRange) -> str:
     if not change.unique_key:
         return multiset_net_sql(change)
     return keyed_value_net_sql(change) if change.feed else keyed_net_sql(change)
+
+
+def changes_between(mode: str, snapshot: Snapshot, first: int) -> str:
+    """The stream rows of `mode` for the source's changes from version `first` up to the
+    snapshot's version: netted (standard), every insert (append_only) or every version
+    (VERSIONS, for a history consumer)."""
+    change = ChangeRange(
+        snapshot.source,
+        snapshot.columns,
+        snapshot.unique_key,
+        first,
+        snapshot.version,
+        snapshot.column_types,
+        snapshot.location,
+    )
+    if change.is_empty:
+        return empty_sql(snapshot)
+    if mode == "append_only":
+        return append_only_sql(change)
+    if mode == VERSIONS:
+        return versions_sql(change)
+    return net_changes_sql(change)

@@ -1,11 +1,43 @@
 """What the catalog says of a table or view: DESCRIBE TABLE EXTENDED's rows read, its columns
 spelled as the catalog spells them, and whether a name is a view."""
 
+from functools import cached_property
+from typing import Any
+
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.sql.quoting import quote_path, string_literal
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 
 DETAIL_SECTION = "# Detailed Table Information"
+
+
+class CatalogEntry:
+    """A stream's source as the catalog describes it, read once: the kind of source is chosen
+    from it (kinds/choose.py), and the chosen kind describes the source from the same rows."""
+
+    def __init__(self, run: RunSql, schema: str, identifier: str) -> None:
+        self.run = run
+        self.schema = schema
+        self.identifier = identifier
+
+    @property
+    def name(self) -> str:
+        return quote_path(self.schema, self.identifier)
+
+    @cached_property
+    def described(self) -> list[Row]:
+        """DESCRIBE TABLE EXTENDED's rows (what it raised, when the name is not readable)."""
+        return self.run(f"describe table extended {self.name}")
+
+    @cached_property
+    def is_view(self) -> bool:
+        """Whether the name is a view: no provider, and listed among the views (a temporary
+        view describes no detail section). An unreadable name is no view."""
+        try:
+            provider = detailed_info(self.described, "Provider")
+        except Exception:
+            return False
+        return provider is None and is_view(self.run, self.schema, self.identifier)
 
 
 def detailed_info(described: list[Row], label: str) -> str | None:
@@ -67,3 +99,12 @@ def is_view(run: RunSql, schema: str, identifier: str) -> bool:
     except Exception:
         return False
     return any(row.get("viewName") == identifier for row in views)
+
+
+def as_key(value: Any) -> tuple[str, ...]:
+    """A unique_key as dbt accepts it (a name, a list of names, or nothing) as a tuple."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(item) for item in value)

@@ -1,5 +1,5 @@
-"""What show_streams, describe_stream and the stream_fresh test report: each stream's
-staleness now, asked of its kind, and how it is printed.
+"""What the run-operations report and do (show_streams, describe_stream, drop_stream) and what
+the stream_fresh test checks: each stream's staleness now, asked of its kind, and its listing.
 
-May import: kinds, files, offsets, sql.
+May import: kinds, views, offsets, sql.
 """

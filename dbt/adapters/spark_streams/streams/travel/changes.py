@@ -9,6 +9,7 @@ here, before the SQL exists: the points, the interval, and whether Delta can sti
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from dbt.adapters.spark_streams.streams.delta.points import state_in_history
 from dbt.adapters.spark_streams.streams.delta.source import (
@@ -26,14 +27,13 @@ from dbt.adapters.spark_streams.streams.delta.staleness import (
     stale_reason,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.kinds.delta_table import DeltaTable
 from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
-from dbt.adapters.spark_streams.streams.records.netting import Snapshot
+from dbt.adapters.spark_streams.streams.records.netting import Snapshot, changes_between, empty_sql
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, as_key
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 
 INFORMATION = {"default": "standard", "append_only": "append_only"}
 POINT_KINDS = ("version", "timestamp")
-DELTA_TABLE = DeltaTable()
 StreamLookup = Callable[[str], StreamRecord | None]
 """How `at={'stream': name}` finds a stream's record (the registry's `get`)."""
 
@@ -49,10 +49,33 @@ class ChangesRequest:
     end: dict | None = None
     information: str = "default"
     unique_key: tuple[str, ...] = ()
+    empty: bool = False  # dbt's --empty: the columns and no rows
+
+    @classmethod
+    def from_options(
+        cls, schema: str, identifier: str, options: dict[str, Any]
+    ) -> "ChangesRequest":
+        """The request of the changes() macro's arguments (`options`) on schema.identifier."""
+        return cls(
+            schema=schema,
+            identifier=identifier,
+            at=options.get("at"),
+            before=options.get("before"),
+            end=options.get("end"),
+            information=str(options.get("information") or "default"),
+            unique_key=as_key(options.get("unique_key")),
+            empty=bool(options.get("empty")),
+        )
 
     @property
     def label(self) -> str:
         return f"changes({self.schema}.{self.identifier})"
+
+    @property
+    def ends_at_build(self) -> bool:
+        """Whether the interval ends at (or starts from) the state the build pins: no end=
+        given, or at={'stream': ...}. A view holding such SQL would keep that state forever."""
+        return self.end is None or "stream" in (self.at or {})
 
 
 @dataclass(frozen=True)
@@ -64,16 +87,20 @@ class Interval:
     last_time: datetime
 
 
-def changes_sql(
+def table_changes_sql(
     run: RunSql,
     pins: dict[str, SourceVersion],
     find_stream: StreamLookup,
     request: ChangesRequest,
+    entry: CatalogEntry | None = None,
 ) -> str:
-    """The SQL of the interval's change records. `pins` holds the build's pinned versions
-    (shared with its streams): the default end, taken once per build."""
+    """The SQL of the interval's change records on a Delta table (described from the
+    catalog's `entry` when given). `pins` holds the build's pinned versions (shared with its
+    streams): the default end, taken once per build."""
+    if request.empty:
+        return _empty_changes_sql(run, request, entry)
     mode = information_mode(request)
-    source, interval = table_interval(run, pins, find_stream, request)
+    source, interval = table_interval(run, pins, find_stream, request, entry)
     key = spelled_key(request.label, request.unique_key, source)
     snapshot = Snapshot(
         source.name,
@@ -84,7 +111,7 @@ def changes_sql(
         source.column_types,
         source.location,
     )
-    return DELTA_TABLE.changes_sql(mode, snapshot, interval.first)
+    return changes_between(mode, snapshot, interval.first)
 
 
 def table_interval(
@@ -92,11 +119,12 @@ def table_interval(
     pins: dict[str, SourceVersion],
     find_stream: StreamLookup,
     request: ChangesRequest,
+    entry: CatalogEntry | None = None,
 ) -> tuple[SourceTable, Interval]:
     """The table the request reads and its interval, checked: the points exist, the end is
     not before the start, and Delta can still read the changes in between."""
     start_point = _start(request)
-    source = describe_source(run, request.schema, request.identifier, request.label)
+    source = describe_source(run, entry or _entry(run, request), request.label)
     pin = pins.setdefault(source.name, latest_version(run, source.name))
     history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
     first = _first_version(run, find_stream, request, source, history, start_point)
@@ -105,10 +133,14 @@ def table_interval(
     return source, interval
 
 
-def empty_changes_sql(run: RunSql, request: ChangesRequest) -> str:
+def _entry(run: RunSql, request: ChangesRequest) -> CatalogEntry:
+    return CatalogEntry(run, request.schema, request.identifier)
+
+
+def _empty_changes_sql(run: RunSql, request: ChangesRequest, entry: CatalogEntry | None) -> str:
     """dbt's --empty: the columns of `changes()` and no rows."""
     information_mode(request)
-    source = describe_source(run, request.schema, request.identifier, request.label)
+    source = describe_source(run, entry or _entry(run, request), request.label)
     key = spelled_key(request.label, request.unique_key, source)
     latest = latest_version(run, source.name)
     snapshot = Snapshot(
@@ -119,7 +151,7 @@ def empty_changes_sql(run: RunSql, request: ChangesRequest) -> str:
         latest.timestamp_text,
         source.column_types,
     )
-    return DELTA_TABLE.empty_sql(snapshot)
+    return empty_sql(snapshot)
 
 
 def information_mode(request: ChangesRequest) -> str:

@@ -35,6 +35,7 @@ from dbt.adapters.spark_streams.streams.records.netting import (
     feed_sql,
     row_struct,
 )
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.quoting import string_literal
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 
@@ -165,7 +166,7 @@ def readable_history(
 ) -> tuple[SourceTable, SourceVersion, ReadableHistory]:
     """The table, the version pinned for the build, and where its readable history begins
     (`now` and the pin are the build's, so every call in one build agrees)."""
-    source = describe_source(run, schema, identifier, reader)
+    source = describe_source(run, CatalogEntry(run, schema, identifier), reader)
     pin = pins.setdefault(source.name, latest_version(run, source.name))
     history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
     return source, pin, retention_start(source, history, pin, now)

@@ -5,15 +5,11 @@
 
 {#- A view stream's offsets are its table streams' (`<name>@<schema>.<table>`): listed after it. -#}
 {% macro spark_streams__describe_stream(name) %}
-  {%- set records = adapter.stream_records(spark_streams__project_consumers()) -%}
-  {%- set found = records | selectattr('name', 'equalto', name) | list -%}
-  {%- if not found -%}
-    {{ exceptions.raise_compiler_error("No stream named '" ~ name ~ "'. Run `dbt run-operation show_streams` to list the streams.") }}
-  {%- endif -%}
-  {%- for key, value in found[0].items() -%}
+  {%- set described = adapter.describe_stream(name=name, project_consumers=spark_streams__project_consumers()) -%}
+  {%- for key, value in described.stream.items() -%}
     {{ print('%-18s %s' | format(key, value)) }}
   {%- endfor -%}
-  {%- for record in records if record.name.startswith(name ~ '@') -%}
+  {%- for record in described.table_offsets -%}
     {{ print('%-18s %s version %s (%s) stale=%s' | format('table offset', record.source_table, record.offset_version, record.offset_timestamp, record.stale | lower)) }}
   {%- endfor -%}
 {% endmacro %}

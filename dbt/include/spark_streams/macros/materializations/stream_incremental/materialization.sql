@@ -1,13 +1,24 @@
 {#-
   stream_incremental: builds the target from the model's streams and moves their offsets in
-  the same Delta commit. The first build and --full-refresh create the target and the streams.
-  The model's config is checked and defaulted in Python (streams/builds/config.py); the
-  macros here only render SQL from it.
+  the same Delta commit. The first build and --full-refresh create the target and the streams
+  (first_build.sql). The model's config is checked and defaulted in Python
+  (streams/builds/config.py); the macros here only render SQL from it.
+
+  A later build's write is one macro per strategy, named stream_<strategy>_sql, one file each
+  (append.sql, merge.sql, apply_changes.sql, history.sql). The materialization finds it by name
+  in the model's context, the way dbt finds get_incremental_<strategy>_sql, and each
+  dispatches, so a project overrides one with spark_streams__stream_merge_sql (or
+  stream_merge_sql) in its own macros. A new strategy is one more file of that shape plus its
+  name in streams/builds/config.py. Each takes the change set (a temporary view), the target,
+  the columns to write and the model's unique_key (a list, empty without one); what else it
+  needs of the model's config it gets from spark_streams__consumer() (helpers.sql).
 -#}
 {% materialization stream_incremental, adapter='spark_streams' -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
   {#- Python decides (streams/builds/build.py): rebuild, write the changes, or write nothing. -#}
-  {%- set plan = adapter.stream_build_plan(model.unique_id, model.name, config, existing, should_full_refresh()) -%}
+  {%- set plan = adapter.stream_build_plan(
+      node_id=model.unique_id, model_name=model.name, config=config, existing=existing,
+      full_refresh=should_full_refresh()) -%}
   {%- set consumer = plan.consumer -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- if plan.has_changes -%}
@@ -36,11 +47,12 @@
     {%- set columns = spark_streams__stream_schema_changes(tmp_relation, existing, columns, consumer.on_schema_change) -%}
     {#- One macro per strategy, found by name as dbt finds get_incremental_<strategy>_sql;
         a mirror of sources that only gained rows is written by append (streams/delta/appends.py). -#}
-    {%- set write_sql = adapter.stream_strategy_macro(context, plan.write_strategy) -%}
+    {%- set write_sql = adapter.stream_strategy_macro(context=context, strategy=plan.write_strategy) -%}
     {%- set build_sql = write_sql(tmp_relation, target_relation, columns, consumer.unique_key) -%}
   {%- endif -%}
 
-  {%- set response = adapter.commit_stream_build(model.unique_id, build_sql, consumer.file_rows) -%}
+  {%- set response = adapter.commit_stream_build(
+      node_id=model.unique_id, statement=build_sql, file_rows=consumer.file_rows) -%}
   {% do store_result('main', response=response) %}
 
   {{ run_hooks(post_hooks) }}

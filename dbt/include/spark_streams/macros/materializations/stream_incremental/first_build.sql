@@ -1,0 +1,67 @@
+{#- The first build and --full-refresh: the target created from the stream's rows. -#}
+
+
+{#- The target's table properties (deletion vectors on unless the model says otherwise; see
+    DEFAULT_TARGET_PROPERTIES in streams/builds/config.py). -#}
+{% macro spark_streams__target_tblproperties(consumer) -%}
+  tblproperties (
+    {%- for name, value in consumer.target_properties.items() %}
+    {{ adapter.sql_string_literal(name) }} = {{ adapter.sql_string_literal(value) }}{{ ',' if not loop.last }}
+    {%- endfor %}
+  )
+{%- endmacro %}
+
+
+{#-
+  The first build (and --full-refresh): the target created from the stream's rows, in key
+  order when there is a key. With file_rows capping each file, every file then holds one key
+  range, and a later MERGE of changes that cluster by key rewrites only a few small files.
+  With an enforced contract the target is created empty with the contract's columns and
+  constraints (macros/spark/contracts.sql) and the rows are inserted: that INSERT is the commit
+  that carries the offsets, and Delta fails it, moving nothing, when a row breaks a constraint.
+-#}
+{% macro spark_streams__stream_create_sql(relation, sql, consumer, columns) -%}
+  {%- if config.get('contract').enforced -%}
+    {%- do adapter.check_contract_columns(
+        model_name=model.name, target_columns=columns + consumer.history_columns,
+        contract_columns=model.columns.keys() | list) -%}
+    {%- do spark_streams__create_contract_table(relation, spark_streams__target_tblproperties(consumer)) -%}
+  insert into {{ relation }} ({{ get_quoted_csv(model.columns.keys() | list) }})
+  select {{ get_quoted_csv(model.columns.keys() | list) }} from (
+    {{ spark_streams__first_rows(sql, consumer, columns) }}
+  )
+  {%- else -%}
+  create or replace table {{ relation }}
+  using delta
+  {{ options_clause() }}
+  {{ spark_streams__target_tblproperties(consumer) }}
+  {{ partition_cols(label="partitioned by") }}
+  {{ location_clause() }}
+  {{ comment_clause() }}
+  as
+  {{ spark_streams__first_rows(sql, consumer, columns) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#- The target's first rows: the stream's inserts, its history periods, or all of it. -#}
+{% macro spark_streams__first_rows(sql, consumer, columns) -%}
+  {%- if consumer.first_build_inserts_only %}
+  select {{ get_quoted_csv(columns) }}
+  from (
+    {{ sql }}
+  ) where metadata_action = 'INSERT'
+  {%- elif consumer.keeps_history %}
+  select {{ get_quoted_csv(columns + consumer.history_columns) }}
+  from (
+    {{ spark_streams__history_rows('(' ~ sql ~ ')', none, columns, consumer.unique_key, consumer.history) }}
+  )
+  {%- else %}
+  select * from (
+    {{ sql }}
+  )
+  {%- endif %}
+  {%- if consumer.first_build_order %}
+  order by {{ get_quoted_csv(consumer.first_build_order) }}
+  {%- endif %}
+{%- endmacro %}

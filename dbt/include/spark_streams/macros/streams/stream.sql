@@ -1,0 +1,76 @@
+{#-
+  stream(relation, name, mode, unique_key, show_initial_rows, at, before)
+  The change records of a stream on `relation` since its offset. In a `stream_incremental`
+  model the build consumes them; anywhere else this is a read-only peek.
+-#}
+{% macro stream(relation, name=none, mode='standard', unique_key=none, show_initial_rows=true, at=none, before=none) -%}
+  {{ return(adapter.dispatch('stream', 'dbt')(relation, name, mode, unique_key, show_initial_rows, at, before)) }}
+{%- endmacro %}
+
+
+{% macro spark_streams__stream(relation, name, mode, unique_key, show_initial_rows, at, before) -%}
+  {#- At parse time ref()/source() only register the edge and explicit names are recorded in
+      the model's meta, so every consumer can see the others' streams; nothing is read. -#}
+  {%- if not execute -%}
+    {%- if name -%}
+      {% do config(meta={'dbt_spark_streams': {'streams': adapter.declare_stream(node_id=model.unique_id, name=name)}}) %}
+    {%- endif -%}
+    {{ return(relation) }}
+  {%- endif -%}
+  {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
+  {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
+  {#- dbt's --empty renders every ref() and source() with `limit 0`: a dry run reads and
+      consumes nothing. The model's config is checked and defaulted in Python
+      (streams/builds/config.py). -#}
+  {%- set options = {
+      'name': name,
+      'relation_label': spark_streams__relation_label(relation),
+      'mode': mode,
+      'unique_key': unique_key,
+      'show_initial_rows': show_initial_rows,
+      'at': at,
+      'before': before,
+      'stream_consumers': spark_streams__stream_consumers() if consuming else {},
+      'empty': relation.limit == 0,
+  } -%}
+  {%- set change_sql = adapter.stream_sql(
+      node_id=model.unique_id, model_name=model.name, config=config, consuming=consuming,
+      target=this, target_exists=existing is not none and existing.is_delta,
+      full_refresh=consuming and should_full_refresh(), source=relation, options=options) -%}
+  {{ return(change_sql) }}
+{%- endmacro %}
+
+
+{#- Every stream_incremental model of the project with the stream names it declares
+    (`name=` in its stream() calls, recorded in its meta at parse time). A stream whose
+    consumer is not among them has lost its owner, and another model may take it over; two
+    models declaring one name would both consume it. -#}
+{% macro spark_streams__stream_consumers() -%}
+  {%- set consumers = {} -%}
+  {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.config.materialized == 'stream_incremental' -%}
+    {%- do consumers.update({node.unique_id: node.config.meta.get('dbt_spark_streams', {}).get('streams', [])}) -%}
+  {%- endfor -%}
+  {{ return(consumers) }}
+{%- endmacro %}
+
+
+{#- The project's stream_incremental models (see spark_streams__stream_consumers). -#}
+{% macro spark_streams__project_consumers() -%}
+  {{ return(spark_streams__stream_consumers().keys() | list) }}
+{%- endmacro %}
+
+{#- The dbt name of the source table or model behind `relation` (its identifier if neither):
+    stable when the physical table is renamed and the source's identifier follows it. -#}
+{% macro spark_streams__relation_label(relation) -%}
+  {%- for node in graph.sources.values()
+        if node.schema == relation.schema and node.identifier == relation.identifier -%}
+    {{ return(node.name) }}
+  {%- endfor -%}
+  {%- for node in graph.nodes.values()
+        if node.resource_type in ['model', 'seed', 'snapshot']
+        and node.schema == relation.schema and (node.alias or node.name) == relation.identifier -%}
+    {{ return(node.name) }}
+  {%- endfor -%}
+  {{ return(relation.identifier) }}
+{%- endmacro %}

@@ -1,0 +1,416 @@
+"""Insert-only streams on file tables, without Spark: the listing of a file table, the file
+literals a read names, which files a new stream starts with, which write records a build's
+file set, and, on a fake catalog, which files a build consumes, when the offset moves, and
+what is refused.
+
+The fake catalog answers the build's one listing query (new files and the old set's header)
+from `new_files`, and records every statement; the registry is a dict of records.
+"""
+
+from dataclasses import replace
+from datetime import datetime
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.builds.build import StreamBuild
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.files import sets as file_sets
+from dbt.adapters.spark_streams.streams.files.sets import FileEntry, FileSet, FileSets
+from dbt.adapters.spark_streams.streams.files.table import FileTable
+from dbt.adapters.spark_streams.streams.kinds.file_table import (
+    LITERAL_FILES,
+    FilePlan,
+    _new_stream_files,
+    _set_writes,
+    resolve_file_stream,
+)
+from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest
+from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.sql.run import Row
+from tests.unit.files.test_table import described
+from tests.unit.kinds.test_table_stream import CONSUMER, request
+from tests.unit.offsets.test_registry import record
+
+LOCATION = "file:/landing/events"
+NAME = "events_log__events"
+
+
+class Landing:
+    """A parquet table over LOCATION whose listing shows `new_files` new files, and whose
+    registry log holds `stored`."""
+
+    def __init__(self, new_files: int, stored: StreamRecord | None = None, location=LOCATION):
+        self.new_files = new_files
+        self.stored = stored
+        self.set_location = location
+        self.statements: list[str] = []
+
+    def __call__(self, sql: str) -> list[Row]:
+        self.statements.append(sql)
+        if sql.startswith("describe table extended"):
+            return described("parquet")
+        if "union all select 'set'" in sql:
+            files = [
+                {"kind": "file", "path": f"{LOCATION}/f{n}.parquet", "size": 10 + n, "ms": n}
+                for n in range(self.new_files)
+            ]
+            header = {"kind": "set", "path": self.set_location, "size": 0, "ms": 0}
+            return files + ([header] if self.stored else [])
+        if sql.startswith("select * from `analytics`.`dbt_streams_log` where name"):
+            return [_row(self.stored)] if self.stored else []
+        if sql.startswith("show views"):
+            return [{"viewName": "dbt_streams"}]
+        return []
+
+    def writes(self) -> list[str]:
+        return [s for s in self.statements if s.startswith(("insert into", "delete from"))]
+
+
+def _row(stored: StreamRecord) -> Row:
+    return {**vars(stored), "unique_key": "[]", "recorded_at": stored.created_on}
+
+
+def stored(generation: int = 3, source_type: str = "files") -> StreamRecord:
+    return replace(
+        record(NAME, 5, offset=generation),
+        source_table="`landing`.`events`",
+        source_id="old-set",
+        source_type=source_type,
+        mode="insert_only",
+        unique_key=(),
+        consumer=CONSUMER,
+    )
+
+
+def build(
+    consumer: str | None = CONSUMER, exists: bool = True, full_refresh: bool = False, **fields
+) -> StreamBuild:
+    target = "`analytics`.`events_log`"
+    return StreamBuild(consumer, "analytics", target, exists, full_refresh, True, **fields)
+
+
+def resolve(landing: Landing, the_build: StreamBuild, **fields) -> str:
+    fields = {"unique_key": (), **fields}
+    the_request = request(NAME, schema="landing", identifier="events", mode="insert_only",
+                          **fields)  # fmt: skip
+    return resolve_file_stream(landing, Registry(landing, "analytics"), the_build, the_request)
+
+
+def listing(landing: Landing) -> str:
+    [query] = [s for s in landing.statements if "union all select 'set'" in s]
+    return query
+
+
+def test_a_later_build_consumes_the_new_files_by_name_and_extends_its_set() -> None:
+    landing = Landing(new_files=2, stored=stored())
+    the_build = build()
+    sql = resolve(landing, the_build)
+    named = (
+        "('file:/landing/events/f0.parquet', 10L, timestamp_millis(0L)), "
+        "('file:/landing/events/f1.parquet', 11L, timestamp_millis(1L))"
+    )
+    assert "where (_metadata.file_path, _metadata.file_size, " in sql
+    assert f"_metadata.file_modification_time) in ({named})" in sql
+    assert "and set_id = 'old-set'" in listing(landing)
+    assert the_build.moves and not the_build.only_appends
+    [(write, message)] = the_build.source_writes
+    assert write.startswith("insert into `analytics`.`dbt_streams_files` select 'events_log__")
+    assert "union all select * from values ('file:/landing/events/f0.parquet', 10L," in write
+    assert message == f"Stream {NAME}: recording its file set (2 new)"
+    [(record_, _)] = the_build.reads.values()
+    assert record_.offset_version == 4 and record_.source_id != "old-set"
+    assert record_.source_type == "files"
+
+
+def test_nothing_new_keeps_the_offset_and_writes_nothing() -> None:
+    landing = Landing(new_files=0, stored=stored())
+    the_build = build()
+    sql = resolve(landing, the_build)
+    assert "from `landing`.`events` where false)" in sql
+    assert not the_build.moves and the_build.source_writes == []
+    [(record_, _)] = the_build.reads.values()
+    assert (record_.offset_version, record_.source_id) == (3, "old-set")
+
+
+def test_every_16th_set_lists_the_folder_again_and_cleans_up_old_sets() -> None:
+    landing = Landing(new_files=1, stored=stored(generation=file_sets.CLEANUP_EVERY - 1))
+    the_build = build()
+    resolve(landing, the_build)
+    [(write, _), (cleanup, message)] = the_build.source_writes
+    assert (
+        "from (select path, length as size, modificationTime as modified from binaryFile" in write
+    )
+    assert cleanup.startswith(
+        "delete from `analytics`.`dbt_streams_files` where stream = 'events_log__events' "
+        "and recorded_at < timestamp_millis("
+    )
+    assert message == f"Stream {NAME}: old file sets"
+
+
+def test_more_files_than_a_read_can_name_are_read_through_the_new_set() -> None:
+    landing = Landing(new_files=LITERAL_FILES + 1, stored=stored())
+    the_build = build()
+    sql = resolve(landing, the_build)
+    assert f"limit {LITERAL_FILES + 1}" in listing(landing)
+    new_id = next(iter(the_build.reads.values()))[0].source_id
+    assert (
+        "_metadata.file_modification_time) in (select path, size, modified from "
+        f"`analytics`.`dbt_streams_files` where stream = '{NAME}' and set_id = '{new_id}' "
+        "and consumed_now)"
+    ) in sql
+    [(_, message)] = the_build.source_writes
+    assert message == f"Stream {NAME}: recording its file set ({LITERAL_FILES + 1} new)"
+
+
+def test_a_peek_of_many_files_reads_what_is_not_in_the_set_and_writes_nothing() -> None:
+    landing = Landing(new_files=LITERAL_FILES + 1, stored=stored())
+    the_build = build(consumer=None)
+    sql = resolve(landing, the_build)
+    assert (
+        "_metadata.file_modification_time) not in (select path, size, modified from "
+        f"`analytics`.`dbt_streams_files` where stream = '{NAME}' and set_id = 'old-set' "
+        "and path <> '') and (true)"
+    ) in sql
+    assert the_build.source_writes == [] and landing.writes() == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "candidate"),
+    [
+        ({}, "where true"),
+        ({"start": {"timestamp": "2026-11-24 09:00:00"}, "start_at": True},
+         "where l.modified > timestamp'2026-11-24 09:00:00'"),
+        ({"start": {"timestamp": "2026-11-24 09:00:00"}, "start_at": False},
+         "where l.modified >= timestamp'2026-11-24 09:00:00'"),
+    ],
+)  # fmt: skip
+def test_a_new_stream_consumes_every_file_or_those_after_its_start(
+    fields: dict, candidate: str
+) -> None:
+    landing = Landing(new_files=1)
+    the_build = build(exists=False)
+    resolve(landing, the_build, **fields)
+    assert candidate in listing(landing)
+    [(write, _)] = the_build.source_writes
+    assert "binaryFile.`file:/landing/events`" in write  # a first set lists the folder
+    [(record_, _)] = the_build.reads.values()
+    assert record_.offset_version == 0
+
+
+def test_a_new_stream_without_initial_rows_records_the_files_unread() -> None:
+    landing = Landing(new_files=3)
+    the_build = build(exists=False)
+    sql = resolve(landing, the_build, show_initial_rows=False)
+    assert not any("union all select 'set'" in s for s in landing.statements)
+    assert "from `landing`.`events` where false)" in sql
+    [(write, _)] = the_build.source_writes
+    assert write.endswith("where o.path is not null or (false) or (true))")
+    assert the_build.moves
+
+
+def test_a_dry_run_reads_no_file_and_records_nothing() -> None:
+    landing = Landing(new_files=3, stored=stored())
+    the_build = build(dry_run=True)
+    assert "from `landing`.`events` where false)" in resolve(landing, the_build)
+    assert the_build.reads == {} and not any("dbt_streams" in s for s in landing.statements)
+
+
+def test_every_reference_in_a_build_reads_the_same_files() -> None:
+    landing = Landing(new_files=2, stored=stored())
+    the_build = build()
+    first = resolve(landing, the_build)
+    landing.new_files = 5
+    assert resolve(landing, the_build) == first
+    assert len([s for s in landing.statements if "union all select 'set'" in s]) == 1
+
+
+def error(landing: Landing, **fields) -> str:
+    with pytest.raises(StreamError) as raised:
+        resolve(landing, build(), **fields)
+    return raised.value.msg
+
+
+def test_a_folder_other_than_the_sets_is_stale() -> None:
+    landing = Landing(new_files=1, stored=stored(), location="file:/landing/old")
+    assert error(landing) == (
+        f"Stream {NAME} is stale: source `landing`.`events` now reads {LOCATION}, but the "
+        "stream's offset lists the files of file:/landing/old (the table was dropped and "
+        "recreated, or altered, over another folder). Rebuild the consumer with --full-refresh "
+        "to start the stream over on the new folder."
+    )
+
+
+class LandingWithoutSets(Landing):
+    """The log names a file set whose rows are gone from dbt_streams_files."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        return [row for row in super().__call__(sql) if row.get("kind") != "set"]
+
+
+def test_a_missing_set_names_the_fix() -> None:
+    assert error(LandingWithoutSets(new_files=1, stored=stored())) == (
+        f"Stream {NAME}: the set of files it consumed (old-set) is missing from "
+        "`analytics`.`dbt_streams_files`, so the files it has not consumed cannot be told "
+        "apart. Rebuild the consumer with --full-refresh to start the stream over."
+    )
+
+
+def test_a_stream_created_on_a_delta_table_cannot_continue_on_files() -> None:
+    assert error(Landing(new_files=1, stored=stored(source_type="delta"))) == (
+        f"Stream {NAME} was created on `landing`.`events` as a delta stream in mode "
+        "insert_only; it cannot continue as an insert_only stream. Rebuild the consumer with "
+        "--full-refresh to recreate it."
+    )
+
+
+def test_history_and_version_points_are_refused() -> None:
+    assert error(Landing(new_files=1), every_version=True).startswith(
+        f"Stream {NAME}: incremental_strategy 'history' keeps the versions of a Delta table's rows"
+    )
+    assert error(Landing(new_files=1), start={"version": 3}, start_at=True) == (
+        f"Stream {NAME}: a file table has no versions; give at={{'timestamp': "
+        "'YYYY-MM-DD HH:MM:SS'} (the files modified after it)."
+    )
+    assert "give before={'timestamp'" in error(Landing(new_files=1), start={"version": 3})
+
+
+def test_a_keyed_stream_reads_the_newest_row_per_key() -> None:
+    landing = Landing(new_files=1, stored=stored())
+    sql = resolve(landing, build(), unique_key=("ID",))
+    assert (
+        "row_number() over (partition by to_json(named_struct('id', `id`), "
+        "map('ignoreNullFields', 'false')) order by _spark_streams_modified desc, "
+        "_spark_streams_file desc)"
+    ) in sql
+    assert sql.endswith(") where _newest = 1")
+    with pytest.raises(StreamError) as raised:
+        resolve(landing, build(), unique_key=("sku",))
+    assert raised.value.msg == (
+        f"Stream {NAME}: unique_key column(s) sku not in source `landing`.`events` (columns: "
+        "id, day). Name key columns of the source table."
+    )
+
+
+def test_exactly_as_many_files_as_a_read_can_name_are_named() -> None:
+    landing = Landing(new_files=LITERAL_FILES, stored=stored())
+    the_build = build()
+    sql = resolve(landing, the_build)
+    assert "_metadata.file_modification_time) in (('file:/landing/events/f0.parquet'" in sql
+    [(write, _)] = the_build.source_writes
+    assert "union all select * from values ('file:/landing/events/f0.parquet', 10L," in write
+
+
+def test_a_peek_of_a_new_streams_many_files_after_a_moment() -> None:
+    landing = Landing(new_files=LITERAL_FILES + 1)
+    the_build = build(consumer=None, exists=False)
+    sql = resolve(landing, the_build, start={"timestamp": "2026-11-24 09:00:00"}, start_at=True)
+    assert sql.endswith("and (_metadata.file_modification_time > timestamp'2026-11-24 09:00:00'))")
+
+
+def test_a_full_refresh_starts_the_stream_over() -> None:
+    landing = Landing(new_files=2, stored=stored())
+    the_build = build(full_refresh=True)
+    resolve(landing, the_build)
+    assert "and set_id = ''" in listing(landing)  # no old set: every file is new
+    [(record_, _)] = the_build.reads.values()
+    assert record_.offset_version == 0
+    assert record_.created_on > stored().created_on
+
+
+def table(partitions: tuple[str, ...] | None = None) -> FileTable:
+    return FileTable("`l`.`events`", "parquet", "file:/land/events", ("id",), ("int",), partitions)
+
+
+def file_request(**changes) -> StreamRequest:
+    values = dict(
+        name="s",
+        schema="l",
+        identifier="events",
+        mode="insert_only",
+        unique_key=(),
+        show_initial_rows=True,
+        start=None,
+        start_at=False,
+    )
+    return StreamRequest(**{**values, **changes})
+
+
+def set_record(generation: int) -> StreamRecord:
+    now = datetime(2026, 11, 25)
+    return StreamRecord(
+        "s", "l", "`l`.`events`", "old", "files", "insert_only", (), "m", "t", generation, now,
+        1, now, now,
+    )  # fmt: skip
+
+
+def test_listing_reads_only_file_metadata():
+    sql = table().listing_sql()
+    assert sql == (
+        "select path, length as size, modificationTime as modified "
+        "from binaryFile.`file:/land/events`"
+    )
+
+
+def test_listing_keeps_the_catalogs_partition_folders_only():
+    assert "in ('day=1', 'day=2')" in table(("day=1", "day=2")).listing_sql()
+    assert "in (null)" in table(()).listing_sql()  # no partition registered: no file
+    assert table().unlisted_sql() is None
+
+
+def test_a_file_literal_compares_with_listed_columns():
+    entry = FileEntry("file:/land/it's.parquet", 10, 1_795_000_000_123)
+    assert entry.literal() == (
+        "('file:/land/it\\'s.parquet', 10L, timestamp_millis(1795000000123L))"
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "consumed", "skipped"),
+    [
+        ({}, "true", "false"),
+        ({"show_initial_rows": False}, "false", "true"),
+        (
+            {"start": {"timestamp": "2026-11-25 10:00:00"}, "start_at": True},
+            "l.modified > timestamp'2026-11-25 10:00:00'",
+            "not (l.modified > timestamp'2026-11-25 10:00:00')",
+        ),
+        (
+            {"start": {"timestamp": "2026-11-25 10:00:00"}},
+            "l.modified >= timestamp'2026-11-25 10:00:00'",
+            "not (l.modified >= timestamp'2026-11-25 10:00:00')",
+        ),
+    ],
+)
+def test_a_new_stream_starts_with_these_files(changes, consumed, skipped):
+    assert _new_stream_files(file_request(**changes)) == (consumed, skipped)
+
+
+def test_a_set_is_extended_by_the_files_a_read_names():
+    sets = FileSets(lambda sql: [], "`l`.`dbt_streams_files`")
+    named = (FileEntry("file:/a", 1, 2),)
+    plan = FilePlan("c", "false", "f", 1, named)
+    [(write, _)] = _set_writes(sets, table(), file_request(), FileSet("old", "x", 0), "new", plan,
+                               set_record(3))  # fmt: skip
+    assert "union all select * from values ('file:/a', 1L, timestamp_millis(2L), true)" in write
+    assert "binaryFile" not in write  # no second listing
+
+
+def test_every_sixteenth_set_lists_the_folder_and_deletes_old_sets():
+    sets = FileSets(lambda sql: [], "`l`.`dbt_streams_files`")
+    plan = FilePlan("c", "false", "f", 1, (FileEntry("file:/a", 1, 2),))
+    old = FileSet("old", "x", 7_200_000)
+    [(write, _), (cleanup, _)] = _set_writes(sets, table(), file_request(), old, "new", plan,
+                                             set_record(15))  # fmt: skip
+    assert "binaryFile" in write
+    assert cleanup == (
+        "delete from `l`.`dbt_streams_files` where stream = 's' "
+        "and recorded_at < timestamp_millis(3600000L)"
+    )
+
+
+def test_a_missing_committed_set_is_an_error_naming_the_fix():
+    sets = FileSets(lambda sql: [], "`l`.`dbt_streams_files`")
+    with pytest.raises(
+        StreamError, match=r"is missing from `l`\.`dbt_streams_files`.*--full-refresh"
+    ):
+        sets.committed("s", "gone")

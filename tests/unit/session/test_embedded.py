@@ -1,0 +1,103 @@
+"""The embedded session's configuration, without starting a JVM."""
+
+from pathlib import Path
+
+import pytest
+from dbt.adapters.exceptions import FailedToConnectError
+
+from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
+from dbt.adapters.spark_streams.session import embedded as embedded_session
+from dbt.adapters.spark_streams.session import embedded_confs
+from dbt.adapters.spark_streams.session.embedded_confs import (
+    DELTA_CATALOG,
+    DELTA_EXTENSION,
+    session_confs,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(embedded_confs, "project_dir", lambda: tmp_path)
+    # An empty jar cache, whatever this machine's holds (tests/unit/session/jvm/test_jar_cache.py).
+    monkeypatch.setenv("SPARK_STREAMS_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def credentials(**profile: object) -> SparkStreamsCredentials:
+    return SparkStreamsCredentials.from_dict({"schema": "analytics", **profile})
+
+
+def test_defaults_wire_delta_and_a_persistent_catalog_into_the_project(project: Path) -> None:
+    confs = session_confs(credentials())
+    assert confs["spark.sql.extensions"] == DELTA_EXTENSION
+    assert confs["spark.sql.catalog.spark_catalog"] == DELTA_CATALOG
+    assert confs["spark.sql.catalogImplementation"] == "hive"
+    assert confs["spark.sql.warehouse.dir"] == str(project / "spark-warehouse")
+    assert confs["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
+        f"jdbc:derby:;databaseName={project / 'metastore' / 'metastore_db'};create=true"
+    )
+    assert confs["spark.hadoop.hive.downloaded.resources.dir"] == str(
+        project / "metastore" / "hive_resources"
+    )
+    assert confs["spark.jars.packages"] == "io.delta:delta-spark_4.2_2.13:4.4.0"
+    assert confs["spark.sql.shuffle.partitions"] == "4"
+    assert confs["spark.sql.sources.parallelPartitionDiscovery.parallelism"] == "4"
+    assert confs["spark.databricks.delta.properties.defaults.enableChangeDataFeed"] == "true"
+    assert confs["spark.sql.ansi.enabled"] == "false"
+
+
+def test_relative_dirs_are_anchored_at_the_project_and_absolute_ones_kept(project: Path) -> None:
+    confs = session_confs(credentials(warehouse_dir="wh", metastore_dir="/var/tmp/ms"))
+    assert confs["spark.sql.warehouse.dir"] == str(project / "wh")
+    assert (
+        "databaseName=/var/tmp/ms/metastore_db;"
+        in (confs["spark.hadoop.javax.jdo.option.ConnectionURL"])
+    )
+
+
+def test_server_side_parameters_win_over_the_adapter_defaults(project: Path) -> None:
+    creds = credentials(
+        server_side_parameters={"spark.sql.shuffle.partitions": "16", "spark.custom": "x"},
+        change_data_feed=False,
+    )
+    confs = session_confs(creds)
+    assert confs["spark.sql.shuffle.partitions"] == "16"
+    assert confs["spark.custom"] == "x"
+    assert confs["spark.databricks.delta.properties.defaults.enableChangeDataFeed"] == "false"
+
+
+def test_jvm_options_default_to_the_quick_jit_tier_and_can_be_replaced(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    derby = f"-Dderby.system.home={project / 'metastore'}"
+    options = "spark.driver.extraJavaOptions"
+    assert session_confs(credentials())[options] == f"{derby} {DEFAULT_JVM_OPTIONS}"
+    assert session_confs(credentials(jvm_options="-Xss4m"))[options] == f"{derby} -Xss4m"
+    assert session_confs(credentials(jvm_options=""))[options] == derby
+    monkeypatch.setenv("SPARK_STREAMS_FAST_START", "0")  # the start before issue 14
+    assert session_confs(credentials())[options] == derby
+
+
+def test_jars_dir_replaces_maven_resolution(project: Path) -> None:
+    jars = project / "jars"
+    jars.mkdir()
+    (jars / "b.jar").write_bytes(b"")
+    (jars / "a.jar").write_bytes(b"")
+    confs = session_confs(credentials(jars_dir="jars"))
+    assert "spark.jars.packages" not in confs
+    assert confs["spark.jars"] == f"{jars / 'a.jar'},{jars / 'b.jar'}"
+
+
+def test_empty_jars_dir_says_how_to_fill_it(project: Path) -> None:
+    (project / "jars").mkdir()
+    with pytest.raises(FailedToConnectError, match="Run `make jars`"):
+        session_confs(credentials(jars_dir="jars"))
+
+
+def test_missing_java_is_reported_before_spark_starts(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(project))
+    with pytest.raises(FailedToConnectError, match="Spark needs Java 17"):
+        embedded_session._require_java()

@@ -1,0 +1,54 @@
+"""What the catalog says of a source, read once (no JVM): DESCRIBE's rows kept for the kind
+that reads the source, a view told apart, and an unreadable name left to the kind's error."""
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, as_key
+from dbt.adapters.spark_streams.streams.sql.run import Row
+from tests.unit.delta.test_source import COLUMNS, described
+
+
+class Catalog:
+    def __init__(self, provider: str | None, views: tuple[str, ...] = (), missing=False) -> None:
+        self.provider, self.views, self.missing = provider, views, missing
+        self.statements: list[str] = []
+
+    def __call__(self, sql: str) -> list[Row]:
+        self.statements.append(sql)
+        if sql.startswith("describe table extended"):
+            if self.missing:
+                raise RuntimeError("[TABLE_OR_VIEW_NOT_FOUND]")
+            return described(COLUMNS, self.provider)
+        if sql.startswith("show views"):
+            return [{"viewName": name} for name in self.views]
+        raise AssertionError(sql)
+
+
+def test_describe_runs_once_whoever_asks() -> None:
+    catalog = Catalog("delta")
+    entry = CatalogEntry(catalog, "raw", "orders")
+    assert entry.name == "`raw`.`orders`"
+    assert not entry.is_view
+    assert entry.described == described(COLUMNS, "delta")
+    assert catalog.statements == ["describe table extended `raw`.`orders`"]
+
+
+def test_a_view_has_no_provider_and_is_listed_among_the_views() -> None:
+    assert CatalogEntry(Catalog(None, views=("orders",)), "raw", "orders").is_view
+    assert not CatalogEntry(Catalog(None, views=("orders_v",)), "raw", "orders").is_view
+    assert not CatalogEntry(Catalog("parquet", views=("orders",)), "raw", "orders").is_view
+
+
+def test_an_unreadable_name_is_no_view_and_its_error_comes_with_the_rows() -> None:
+    entry = CatalogEntry(Catalog(None, missing=True), "raw", "orders")
+    assert not entry.is_view
+    with pytest.raises(RuntimeError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        _ = entry.described
+
+
+@pytest.mark.parametrize(
+    ("given", "key"),
+    [(None, ()), ("", ()), ("id", ("id",)), (["id", "day"], ("id", "day")), (("a",), ("a",))],
+)
+def test_a_unique_key_as_dbt_accepts_it(given: object, key: tuple[str, ...]) -> None:
+    assert as_key(given) == key

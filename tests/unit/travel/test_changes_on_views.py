@@ -1,0 +1,102 @@
+"""changes() on a view, on the fake shop of test_view_stream (no JVM): each base table read
+between the states a moment or a view stream's offsets name, append_only, --empty, and the
+points a view refuses."""
+
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
+from dbt.adapters.spark_streams.streams.travel.changes_on_views import view_changes_sql
+from tests.unit.frozen_clock import freeze_staleness_clock
+from tests.unit.kinds.test_view import NAME, T0, Shop, offsets
+
+
+@pytest.fixture(autouse=True)
+def _a_day_after_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    freeze_staleness_clock(monkeypatch, T0 + timedelta(days=1))
+
+
+AT_1 = (T0 + timedelta(minutes=1, seconds=30)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def view_changes(streams: dict[str, StreamRecord] | None = None, **arguments) -> str:
+    request = ChangesRequest("shop", "paired", **arguments)
+    return view_changes_sql(Shop(), {}, (streams or {}).get, request)
+
+
+def test_between_two_moments_each_table_is_read_between_its_states() -> None:
+    sql = view_changes(at={"timestamp": AT_1}, unique_key=("id",))
+    assert "FROM TABLE_CHANGES('`shop`.`orders`', 2, 3)) AS `o` JOIN " in sql
+    assert "(SELECT * FROM `shop`.`customers` VERSION AS OF 1) AS `c`" in sql
+    assert "FROM TABLE_CHANGES('`shop`.`customers`', 2, 3)) AS `c`" in sql
+    assert "metadata_isupdate" in sql and "sha1(to_json(named_struct('id'" in sql
+
+
+def test_before_a_moment_and_an_end() -> None:
+    end = (T0 + timedelta(minutes=2)).strftime("%Y-%m-%d %H:%M:%S")
+    sql = view_changes(before={"timestamp": AT_1}, end={"timestamp": end})
+    assert "FROM TABLE_CHANGES('`shop`.`orders`', 2, 2)) AS `o`" in sql
+    assert "(SELECT * FROM `shop`.`orders` VERSION AS OF 2) AS `o` JOIN" in sql
+
+
+def test_from_a_view_streams_offsets() -> None:
+    sql = view_changes(streams=offsets(2), at={"stream": NAME})
+    assert "FROM TABLE_CHANGES('`shop`.`orders`', 3, 3)) AS `o`" in sql
+    assert "(SELECT * FROM `shop`.`customers` VERSION AS OF 2) AS `c`" in sql
+
+
+def test_append_only_reads_the_inserts() -> None:
+    sql = view_changes(at={"timestamp": AT_1}, information="append_only")
+    assert "_change_type = 'insert'" in sql
+    assert "'INSERT' as metadata_action" in sql
+    assert "update_postimage" not in sql
+
+
+def test_nothing_between_equal_points_reads_no_change() -> None:
+    sql = view_changes(at={"timestamp": AT_1}, end={"timestamp": AT_1})
+    assert "TABLE_CHANGES" not in sql.upper() and " where false" in sql
+
+
+def empty_view_changes_sql(shop: Shop, request: ChangesRequest) -> str:
+    return view_changes_sql(shop, {}, lambda _: None, replace(request, empty=True))
+
+
+def test_empty_gives_the_columns_and_no_rows() -> None:
+    request = ChangesRequest("shop", "paired", at={"timestamp": AT_1}, unique_key=("ID",))
+    shop = Shop()
+    sql = empty_view_changes_sql(shop, request)
+    assert sql.startswith("select * from (select `id`, ")
+    assert "from (select * from `shop`.`paired`) as _snapshot" in sql
+    assert sql.endswith(" where false")
+    assert not any("history" in statement for statement in shop.statements)
+
+
+@pytest.mark.parametrize("which", ["at", "before", "end"])
+def test_a_version_point_is_refused(which: str) -> None:
+    points = {"at": {"timestamp": AT_1}, which: {"version": 2}}
+    with pytest.raises(StreamError) as raised:
+        view_changes(**points)
+    assert raised.value.msg == (
+        f"changes(shop.paired): {which}={{'version': ...}} names a version of one table, and "
+        "a view has none of its own; give {'timestamp': 'YYYY-MM-DD HH:MM:SS'} (every table "
+        "as of that time) or, for at=, {'stream': name} (a view stream's offsets)."
+    )
+
+
+def test_an_unknown_information_is_refused_before_reading() -> None:
+    with pytest.raises(StreamError, match="information='all' is not one of"):
+        view_changes(at={"timestamp": AT_1}, information="all")
+    with pytest.raises(StreamError, match="information='all' is not one of"):
+        empty_view_changes_sql(Shop(), ChangesRequest("shop", "paired", information="all"))
+
+
+def test_a_key_the_view_lacks_is_named() -> None:
+    with pytest.raises(StreamError) as raised:
+        view_changes(at={"timestamp": AT_1}, unique_key=("region",))
+    assert raised.value.msg.startswith(
+        "changes(shop.paired): unique_key column(s) region not in view shop.paired"
+    )
