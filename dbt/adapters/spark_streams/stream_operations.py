@@ -55,7 +55,8 @@ class StreamOperations(metaclass=AdapterMeta):
         warn_after_hours: float | None = None,
         error_after_hours: float | None = None,
     ) -> list[dict[str, str]]:
-        """The stream_fresh test's failing rows for the model `relation` (freshness.py)."""
+        """The stream_fresh test's failing rows for the model `relation`
+        (streams/status/freshness.py)."""
         target = f"{relation.schema}.{relation.identifier}"
         now = datetime.now()
         return freshness_failures(

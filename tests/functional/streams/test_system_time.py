@@ -1,4 +1,5 @@
-"""for_system_time() replays a scripted history exactly (SPEC section 6, seed 002).
+"""for_system_time() replays a scripted history exactly (docs/reference/contract.md, time
+travel; the reference document's worked example).
 
 The script inserts, updates, deletes, re-inserts a deleted key, makes a no-op update,
 inserts a duplicate row and updates a row with a null column. Each of the four forms is asked

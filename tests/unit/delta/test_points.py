@@ -1,5 +1,6 @@
-"""Points name table states (SPEC section 3): at={'version': n} reads from n + 1, before from n;
-a timestamp exactly at a commit is in the state `at` names and not in the one `before` names."""
+"""Points name table states (docs/reference/contract.md, points): at={'version': n} reads from
+n + 1, before from n; a timestamp exactly at a commit is in the state `at` names and not in the
+one `before` names."""
 
 from datetime import datetime
 

@@ -67,9 +67,9 @@ class StreamBuild:
     registered: dict[str, StreamRecord | None] = field(default_factory=dict)
     committed: tuple[StreamRecord, ...] = ()
     moves: bool = False
-    only_appends: bool = True  # every stream's source only gained rows (streams/delta/appends.py)
-    only_deletes: bool = True  # every stream's source only lost rows (streams/delta/appends.py)
-    change_rows: int | None = 0  # at most this many change rows; None: unknown (change_size.py)
+    only_appends: bool = True  # every stream's source only gained rows (delta/appends.py)
+    only_deletes: bool = True  # every stream's source only lost rows (delta/appends.py)
+    change_rows: int | None = 0  # at most this many rows (delta/change_size.py); None: unknown
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
     schema_reads: SchemaReads = field(default_factory=SchemaReads)
@@ -124,7 +124,7 @@ class BuildPlan:
     drop_existing: bool
     has_changes: bool
     write_strategy: str = ""  # the strategy whose macro writes the changes
-    broadcast_changes: bool = False  # hint Spark to broadcast the change set (change_size.py)
+    broadcast_changes: bool = False  # hint Spark to broadcast the changes (delta/change_size.py)
 
 
 def plan(
@@ -159,7 +159,7 @@ def _broadcasts(consumer: ConsumerConfig, build: StreamBuild | None) -> bool:
 def _write_strategy(consumer: ConsumerConfig, build: StreamBuild | None) -> str:
     """The consumer's strategy, except for a mirror of sources that only gained rows since its
     offsets, written by an INSERT (`append`), or only lost rows, written by a MERGE with only
-    its delete clause (`apply_deletes`) (streams/delta/appends.py)."""
+    its delete clause (`apply_deletes`) (delta/appends.py)."""
     if consumer.strategy != "apply_changes" or build is None or not build.reads:
         return consumer.strategy
     if build.only_appends:

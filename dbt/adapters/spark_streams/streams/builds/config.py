@@ -267,7 +267,7 @@ def _key_ranges(model: str, value: Any) -> bool | None:
 
 def _rows(model: str, name: str, value: Any) -> int:
     """A number of rows (file_rows: the most a file of the target holds; 0: as Spark writes
-    them. broadcast_change_rows: see change_size.py; 0: never)."""
+    them. broadcast_change_rows: see delta/change_size.py; 0: never)."""
     try:
         number = isinstance(value, int | float) and not isinstance(value, bool)
         whole = number and value == int(value)

@@ -6,7 +6,7 @@ were large: both sides are shuffled, every key of the target included. At 20M ro
 shuffle was most of a MERGE of 2,000 changes (10.6 s; 4.4 s with the change set broadcast).
 The commits' own metrics bound the change set without reading it: a build whose streams read
 at most `broadcast_change_rows` rows (a model config) asks Spark to broadcast its change set
-(build.py, materialization.sql).
+(builds/build.py, materializations/stream_incremental/materialization.sql).
 
 The bound counts change-feed rows: an update is two (its pre- and post-image). An operation
 whose metrics cannot bound its rows (an overwrite, a RESTORE, one this module does not know,

@@ -5,9 +5,9 @@ A set does not fit in a commit's userMetadata, so sets live in the Delta table
 time: a file rewritten in place is another file) plus a header row (empty path) that makes an
 empty set exist. Every build that consumes writes a NEW set under a fresh id, before its
 target's write, and its stream's record names that id. The record travels in the target's
-commit like every offset (commit.py), so a set counts only once the commit that names it has
-landed: a failed or crashed build leaves a set nobody names, and the next build starts again
-from the last committed one. Correctness never depends on the two tables committing together.
+commit like every offset (offsets/commit.py), so a set counts only once the commit that names
+it has landed: a failed or crashed build leaves a set nobody names, and the next build starts
+again from the last committed one. Correctness never depends on the two tables committing together.
 
 A new set is the old set plus the files this build consumes, named (`extend_sql`); a first
 set, a build of many files and every CLEANUP_EVERY-th set list the folder at the write

@@ -1,5 +1,6 @@
-"""What a stream's view may contain (SPEC section 5): projections with deterministic built-in
-scalar expressions, WHERE filters, inner and cross joins and UNION ALL, over tables.
+"""What a stream's view may contain: projections with deterministic built-in scalar expressions,
+WHERE filters, inner and cross joins and UNION ALL, over tables (docs/reference/contract.md,
+streams on views).
 
 A view stream computes the view's changes from its tables' change sets, join term by join
 term. That algebra holds for exactly these operators: each output row comes from one row of
