@@ -15,6 +15,7 @@ from dbt.adapters.spark_streams.streams.builds.build import (
     begin,
     finish,
     plan,
+    write_confs,
 )
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
 from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
@@ -233,3 +234,8 @@ def test_a_merges_own_row_gives_the_counts_and_each_commit_is_its_own() -> None:
     finish(env, CONSUMER, build_for(reads=reads), WRITE, {})
     assert spark.history[0].build_id != first.build_id
     assert writes == ["alter x"]
+
+
+def test_a_writes_rows_per_file_are_capped_only_when_asked() -> None:
+    assert write_confs(0) == {}
+    assert write_confs(100_000) == {"spark.sql.files.maxRecordsPerFile": "100000"}

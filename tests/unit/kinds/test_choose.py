@@ -5,13 +5,31 @@ from dataclasses import replace
 
 import pytest
 
+from dbt.adapters.spark_streams.streams.builds.build import StreamBuild
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.kinds import choose
 from dbt.adapters.spark_streams.streams.kinds.choose import KINDS, kind_of, kind_of_record
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
 from dbt.adapters.spark_streams.streams.kinds.file_table import FILE_TABLE
+from dbt.adapters.spark_streams.streams.kinds.table_stream import resolve_stream
 from dbt.adapters.spark_streams.streams.kinds.view import VIEW
+from dbt.adapters.spark_streams.streams.offsets.registry import Registry
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.run import Row
+from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, table_changes_sql
+from dbt.adapters.spark_streams.streams.travel.changes_on_views import view_changes_sql
 from tests.unit.delta.test_source import COLUMNS, described
+from tests.unit.kinds.test_delta_table import Orders
+from tests.unit.kinds.test_file_table import NAME as FILE_STREAM
+from tests.unit.kinds.test_file_table import Landing
+from tests.unit.kinds.test_file_table import build as file_build
+from tests.unit.kinds.test_file_table import resolve as resolve_files
+from tests.unit.kinds.test_table_stream import request as table_request
+from tests.unit.kinds.test_view import NAME as VIEW_STREAM
+from tests.unit.kinds.test_view import Shop
+from tests.unit.kinds.test_view import build as view_build
+from tests.unit.kinds.test_view import request as view_request
+from tests.unit.kinds.test_view import resolve as resolve_view
 from tests.unit.offsets.test_registry import record
 
 
@@ -83,3 +101,83 @@ def test_a_stream_belongs_to_the_kind_it_was_created_on() -> None:
 def test_each_kind_is_registered_once_with_its_own_source_type() -> None:
     types = [kind.source_type for kind in KINDS]
     assert sorted(types) == ["delta", "files", "view"]
+
+
+# The kinds through choose.py's entry points: each reads its source as its own module does.
+
+
+class OrdersWithRegistry(Orders):
+    """raw.orders (test_delta_table.py) beside an empty registry in `analytics`."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        if sql.startswith("show views in `analytics`"):
+            return [{"viewName": "dbt_streams"}]
+        if sql.startswith(("create ", "select * from `analytics`.`dbt_streams_log`")):
+            return []
+        return super().__call__(sql)
+
+
+class ShopListingItsView(Shop):
+    """The shop of test_view.py, whose schema lists the view shop.paired."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        if sql.startswith("show views in `shop`"):
+            return [{"viewName": "paired"}]
+        return super().__call__(sql)
+
+
+def first_build(target: str = "`analytics`.`orders_mirror`") -> StreamBuild:
+    return StreamBuild("model.shop.orders_mirror", "analytics", target, False, False, True)
+
+
+def test_a_stream_on_a_delta_table_is_read_as_the_table_stream_flow_reads_it() -> None:
+    run, request = OrdersWithRegistry(), table_request(schema="raw", identifier="orders")
+    chosen_build, direct_build = first_build(), first_build()
+    sql = choose.stream_sql(run, Registry(run, "analytics"), chosen_build, request)
+    entry = CatalogEntry(run, "raw", "orders")
+    direct = resolve_stream(
+        run, Registry(run, "analytics"), direct_build, request, DELTA_TABLE, entry
+    )
+    assert sql == direct and "version as of 6" in sql
+    [(record_read, _)] = chosen_build.reads.values()
+    assert (record_read.source_type, record_read.source_id) == ("delta", "table-9")
+
+
+def test_a_stream_on_a_view_is_read_by_the_view_kind() -> None:
+    shop, chosen_build = ShopListingItsView(), view_build(exists=False)
+    sql = choose.stream_sql(shop, Registry(shop, "analytics"), chosen_build, view_request())
+    assert sql == resolve_view(Shop(), view_build(exists=False))
+    assert chosen_build.reads[VIEW_STREAM][0].source_type == "view"
+
+
+def test_an_insert_only_stream_is_read_by_the_file_table_kind() -> None:
+    landing, chosen_build = Landing(2), file_build()
+    request = table_request(
+        FILE_STREAM, schema="landing", identifier="events", mode="insert_only", unique_key=()
+    )
+    sql = choose.stream_sql(landing, Registry(landing, "analytics"), chosen_build, request)
+    assert sql == resolve_files(Landing(2), file_build())
+    assert chosen_build.reads[FILE_STREAM][0].source_type == "files"
+
+
+def test_changes_on_a_table_and_on_a_view_are_read_by_their_kinds() -> None:
+    request = ChangesRequest("raw", "orders", at={"version": 4})
+    nobody = lambda name: None  # noqa: E731 - no stream is named
+    sql = choose.changes_sql(OrdersWithRegistry(), {}, nobody, request)
+    assert sql == table_changes_sql(OrdersWithRegistry(), {}, nobody, request)
+    assert "table_changes_by_path('file:/warehouse/raw.db/orders', 5, 6)" in sql
+    at_view = ChangesRequest("shop", "paired", at={"timestamp": "2026-11-24 09:01:00"})
+    on_view = choose.changes_sql(ShopListingItsView(), {}, nobody, at_view)
+    assert on_view == view_changes_sql(Shop(), {}, nobody, at_view)
+
+
+def test_changes_on_a_file_table_name_what_reads_it() -> None:
+    request = ChangesRequest("landing", "events", at={"version": 1})
+    with pytest.raises(StreamError, match="is a parquet table; standard and append_only"):
+        choose.changes_sql(Catalog("parquet"), {}, lambda name: None, request)
+    with pytest.raises(StreamError) as raised:
+        FILE_TABLE.changes(Catalog("parquet"), {}, lambda name: None, request, None)  # type: ignore[arg-type]
+    assert raised.value.msg == (
+        "changes(landing.events): a file table has no versions to read changes between; read "
+        "its new files with stream(..., mode='insert_only')."
+    )

@@ -161,17 +161,32 @@ def test_every_reference_in_a_build_sees_the_same_rows() -> None:
 
 def test_a_stream_has_one_consumer() -> None:
     taken = registered(consumer="model.shop.x")
-    with pytest.raises(StreamError, match="is consumed by model.shop.x; " + CONSUMER):
-        resolve(FakeKind(), taken, build(project_consumers=frozenset({CONSUMER, "model.shop.x"})))
+    both = build(project_consumers=frozenset({CONSUMER, "model.shop.x"}))
+    with pytest.raises(StreamError) as raised:
+        resolve(FakeKind(), taken, both, request(other_consumers=("model.shop.y",)))
+    assert raised.value.msg == (
+        f"Stream orders_mirror__orders is consumed by model.shop.y, model.shop.x; {CONSUMER} "
+        "cannot consume it too (one consumer per stream). Give one of them its own stream with "
+        "stream(..., name='another_name'), or peek from a non-incremental model."
+    )
 
 
 def test_a_stream_whose_consumer_left_the_project_is_taken_over_on_a_rebuild() -> None:
     gone = registered(consumer="model.shop.gone")
     fresh = build(full_refresh=True, project_consumers=frozenset({CONSUMER}))
     assert resolve(FakeKind(version=5), gone, fresh) == "initial rows at 5"
-    assert "taken over by" in fresh.warnings[0]
-    with pytest.raises(StreamError, match="needs its target rebuilt"):
+    assert fresh.warnings[0] == (
+        f"Stream orders_mirror__orders: taken over by {CONSUMER} from model.shop.gone, which is "
+        "no longer in the project; the stream starts again from the source's current rows."
+    )
+    with pytest.raises(StreamError) as raised:
         resolve(FakeKind(), gone, build(project_consumers=frozenset({CONSUMER})))
+    assert raised.value.msg == (
+        "Stream orders_mirror__orders belonged to model.shop.gone, which is no longer in the "
+        f"project. {CONSUMER} can take it over by starting it again from the source's current "
+        "rows, which needs its target rebuilt: run it once with --full-refresh (or drop the "
+        "stream with `dbt run-operation drop_stream --args '{name: orders_mirror__orders}'`)."
+    )
 
 
 def test_a_peek_never_turns_change_tracking_on() -> None:

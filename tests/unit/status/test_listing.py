@@ -73,3 +73,28 @@ def test_json_lines_carry_every_field_one_stream_per_line() -> None:
 def test_an_unknown_format_names_the_ones_there_are() -> None:
     with pytest.raises(StreamError, match="format 'csv' is not one of table, json"):
         format_streams(STREAMS, "csv")
+
+
+def test_cells_are_padded_on_the_right_and_times_shown_to_the_second() -> None:
+    lines = format_streams(STREAMS[:1], "table").splitlines()
+    cells = lines[2].split("|")[1:-1]
+    assert cells[0] == " customers_mirror__customers "
+    assert cells[5].startswith(" 12 ") and cells[5].strip() == "12"
+    assert cells[6] == " 2026-11-25 09:01:02 "
+
+
+def test_json_writes_what_it_has_no_type_for_as_text() -> None:
+    [line] = format_streams([{"name": "s", "unique_key": ("id", "day")}], "json").splitlines()
+    assert json.loads(line) == {"name": "s", "unique_key": ["id", "day"]}
+    assert (
+        format_streams([{"name": "s", "key": {"a"}}], "json") == '{"name": "s", "key": "{\'a\'}"}'
+    )
+
+
+def test_an_unknown_format_names_the_way_to_json() -> None:
+    with pytest.raises(StreamError) as raised:
+        format_streams(STREAMS, "csv")
+    assert raised.value.msg == (
+        "show_streams: format 'csv' is not one of table, json. Run `dbt run-operation "
+        "show_streams --args '{format: json}'` for JSON lines."
+    )

@@ -36,6 +36,32 @@ def stream_status(run: RunSql, stream: StreamRecord) -> dict:
     return streams.stream_status(run, Registered(run), stream)  # type: ignore[arg-type]
 
 
+class Listed(Registered):
+    """A registry whose log holds `records`."""
+
+    def __init__(self, run: RunSql, *records: StreamRecord) -> None:
+        super().__init__(run)
+        self.records = records
+
+    def all(self) -> list[StreamRecord]:
+        return list(self.records)
+
+
+def test_every_stream_is_listed_with_its_staleness_and_whether_its_owner_left() -> None:
+    source = Source()
+    mine = replace(offset_at(source, 1), consumer="model.shop.mirror")
+    orphan = replace(offset_at(source, 3), name="orphan", consumer="model.shop.gone")
+    listed = streams.stream_statuses(source, Listed(source, mine, orphan), ["model.shop.mirror"])  # type: ignore[arg-type]
+    assert [(s["name"], s["owner_gone"], s["stale"]) for s in listed] == [
+        ("orders_mirror__orders", False, False),
+        ("orphan", True, False),
+    ]
+    assert listed[0]["stale_after"] == source.when(2) + timedelta(days=7)
+    assert listed[1]["stale_after"] is None
+    unknown = streams.stream_statuses(source, Listed(source, mine), None)  # type: ignore[arg-type]
+    assert unknown[0]["owner_gone"] is True
+
+
 class Source:
     """`raw`.`orders` with versions 0..3 committed `age` apart, ending `newest_age` ago."""
 
