@@ -10,14 +10,14 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
+.PHONY: install jars demo test lint docs wheel unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): setup.cfg pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,connect]'
+	$(BIN)/pip install --quiet -e '.[dev,connect,docs]'
 	touch $@
 
 install: $(STAMP)
@@ -37,6 +37,11 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy dbt/adapters bench
 
+# The documentation site (docs/, mkdocs.yml) into site/: every internal link and anchor must
+# resolve (--strict).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 unit: install
 	$(BIN)/pytest tests/unit
 
@@ -50,11 +55,12 @@ functional: install
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=15 \
 	    tests/functional tests/integration
 
-# The lint and the unit tests run beside the functional tests, not before them: alone they keep
-# one of the two cores busy for about a minute while the other waits. Their output comes as one
-# block each (output-sync); the functional tests' progress stays live. Any failure fails `test`.
+# The lint, the docs' build and the unit tests run beside the functional tests, not before them:
+# alone they keep one of the two cores busy for about a minute while the other waits. Their
+# output comes as one block each (output-sync); the functional tests' progress stays live. Any
+# failure fails `test`.
 test: install
-	@$(MAKE) --no-print-directory -j2 --output-sync=target lint unit & checks=$$!; \
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint docs unit & checks=$$!; \
 	$(MAKE) --no-print-directory functional; tests=$$?; \
 	wait $$checks; checks=$$?; \
 	exit $$(( tests || checks ))
@@ -81,7 +87,7 @@ fuzz: install
 
 # Mutation testing of the dbt-free engine (dbt/adapters/spark_streams/streams/) by the unit
 # tests, about half an hour; prints killed / survived / untested mutants per module and writes
-# each survivor with its reason to docs/mutation-survivors.md. Not part of make test.
+# each survivor with its reason to docs/journal/mutation-survivors.md. Not part of make test.
 # `.venv/bin/mutmut browse` shows each mutant.
 mutate: install
 	$(BIN)/pip install --quiet -e '.[mutate]'
@@ -89,8 +95,8 @@ mutate: install
 	$(BIN)/mutmut run > mutants.log 2>&1 || (tail -20 mutants.log; exit 1)
 	$(BIN)/mutmut results --all true 2>/dev/null | $(BIN)/python scripts/mutation_report.py
 	$(BIN)/mutmut results 2>/dev/null | $(BIN)/python scripts/mutation_survivors.py \
-	    > docs/mutation-survivors.md
-	@echo "Each surviving mutant and why: docs/mutation-survivors.md"
+	    > docs/journal/mutation-survivors.md
+	@echo "Each surviving mutant and why: docs/journal/mutation-survivors.md"
 
 # Random changes and builds (threads 4, failed and killed builds among them) with every target
 # checked after each recovery; a little over an hour for the default 2,000 steps. A failure then
@@ -147,5 +153,5 @@ bench-many: install
 	$(BIN)/python -m bench.many $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(JARS) integration_project/target integration_project/logs \
+	rm -rf $(VENV) $(JARS) site dist integration_project/target integration_project/logs \
 	       integration_project/spark-warehouse integration_project/metastore

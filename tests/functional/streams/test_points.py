@@ -1,4 +1,4 @@
-"""`at` / `before` name table states (docs/reference/contract.md, points), on a real Delta history.
+"""`at` / `before` name table states (docs/concepts/contract.md, points), on a real Delta history.
 
 Versions 1, 2 and 3 of the source each insert one key, so the keys a new stream reads say
 where it started: at={'version': 1} is the state after version 1 (keys 2 and 3 follow),

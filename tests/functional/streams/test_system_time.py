@@ -1,4 +1,4 @@
-"""for_system_time() replays a scripted history exactly (docs/reference/contract.md, time
+"""for_system_time() replays a scripted history exactly (docs/concepts/contract.md, time
 travel; the reference document's worked example).
 
 The script inserts, updates, deletes, re-inserts a deleted key, makes a no-op update,

@@ -1,4 +1,4 @@
-"""Points name table states (docs/reference/contract.md, points): at={'version': n} reads from
+"""Points name table states (docs/concepts/contract.md, points): at={'version': n} reads from
 n + 1, before from n; a timestamp exactly at a commit is in the state `at` names and not in the
 one `before` names."""
 

@@ -1,5 +1,5 @@
 """The file-based table (Parquet, CSV, JSON, ... over a folder), a kind of stream source: an
-insert-only `stream()` reads the rows of its new files (docs/reference/contract.md,
+insert-only `stream()` reads the rows of its new files (docs/concepts/contract.md,
 `insert_only`).
 
 The stream's offset is the set of files it has consumed (files/sets.py). A build lists the

@@ -1,5 +1,5 @@
 """The view, a kind of stream source: a stream or changes() on a view whose query the change
-algebra can follow (docs/reference/contract.md, streams on views).
+algebra can follow (docs/concepts/contract.md, streams on views).
 
 The view's definition is validated and expanded first (views/definition.py), before anything
 is read or written. Each base table then gets its own table stream, named `<stream>@<table>`,

@@ -1,5 +1,5 @@
 """`current_valid_time()`: the current rows of a valid-time table, as a Teradata CURRENT
-VALIDTIME query returns them (docs/reference/contract.md, valid time).
+VALIDTIME query returns them (docs/concepts/contract.md, valid time).
 
 A row is current when its period covers the reference time t: `valid_from <= t` and `t <
 valid_to`, a null `valid_to` being open. The result is a plain table: the period columns are

@@ -1,5 +1,5 @@
 """`for_system_time()`: a Delta table's row versions with `_sys_start` / `_sys_end`, filtered
-as a Netezza system-time travel query is (docs/reference/contract.md, time travel).
+as a Netezza system-time travel query is (docs/concepts/contract.md, time travel).
 
 Row versions come from the Change Data Feed: each insert or update post-image opens one, each
 delete or update pre-image closes one. Versions of one row value pair up in order (the i-th
@@ -142,7 +142,7 @@ def _parse(request: SystemTimeRequest, text: str) -> datetime:
 
 
 def predicate(form: str, times: tuple[datetime, ...]) -> str:
-    """The boundary rules on `_sys_start` / `_sys_end` (docs/reference/contract.md). An empty
+    """The boundary rules on `_sys_start` / `_sys_end` (docs/concepts/contract.md). An empty
     period (FROM t1 >= t2, BETWEEN t1 > t2) holds no rows."""
     if (form == "from_to" and times[0] >= times[1]) or (form == "between" and times[0] > times[1]):
         return "false"

@@ -1,5 +1,5 @@
 """A stream's view as the catalog stores it, expanded down to its Delta tables and validated
-before anything is read or written (docs/reference/contract.md, streams on views).
+before anything is read or written (docs/concepts/contract.md, streams on views).
 
 Spark keeps a view's SQL text and the namespace its unqualified names resolve in. The text is
 parsed with sqlglot (Spark dialect), its CTEs inlined, and each table reference resolved: a

@@ -1,5 +1,5 @@
 """What a stream's view may contain: projections with deterministic built-in scalar expressions,
-WHERE filters, inner and cross joins and UNION ALL, over tables (docs/reference/contract.md,
+WHERE filters, inner and cross joins and UNION ALL, over tables (docs/concepts/contract.md,
 streams on views).
 
 A view stream computes the view's changes from its tables' change sets, join term by join
