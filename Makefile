@@ -42,6 +42,22 @@ lint: install
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
+# The package as a user installs it: the built wheel (not `pip install -e .`) in a fresh virtual
+# environment, then `dbt debug` on a copy of the integration project, which starts Spark with
+# Delta from the installed adapter. .ci/run runs it after make test.
+WHEEL_DIR := build/wheel-check
+wheel: install
+	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)
+	$(BIN)/pip wheel --quiet --no-deps -w $(WHEEL_DIR)/dist .
+	$(PYTHON) -m venv $(WHEEL_DIR)/venv
+	$(WHEEL_DIR)/venv/bin/pip install --quiet $(WHEEL_DIR)/dist/*.whl
+	cp -r integration_project $(WHEEL_DIR)/project
+	rm -rf $(WHEEL_DIR)/project/target $(WHEEL_DIR)/project/logs \
+	    $(WHEEL_DIR)/project/spark-warehouse $(WHEEL_DIR)/project/metastore
+	cd $(WHEEL_DIR)/project && DBT_PROFILES_DIR=$$PWD $(abspath $(WHEEL_DIR))/venv/bin/dbt debug
+	$(WHEEL_DIR)/venv/bin/python -c "import dbt.adapters.spark_streams as a; \
+	    assert '$(abspath $(WHEEL_DIR))/venv' in a.__file__, a.__file__; print('adapter from', a.__file__)"
+
 unit: install
 	$(BIN)/pytest tests/unit
 
