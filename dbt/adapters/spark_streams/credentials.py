@@ -2,15 +2,19 @@
 
 The credentials extend dbt-spark's, so every dbt-spark key keeps its meaning. The additions
 describe the embedded session the adapter builds itself (`method: session`) and the Spark
-Connect endpoint (`method: connect`).
+Connect endpoint (`method: connect`), with the secrets each may need in keys of their own
+(`token`, `metastore_password`), which `env_var()` fills and dbt never prints.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.dataclass_schema import StrEnum
 from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_streams.redaction import MASK, masked, secrets_in
 
 # delta-spark 4.4.1 is the pinned Python package, but Maven Central only carries the Scala
 # artifact for Spark 4.2 at 4.4.0 (the Python package is a thin wrapper, the JVM side is what
@@ -60,6 +64,14 @@ class SparkStreamsCredentials(SparkCredentials):
     change_data_feed: bool = True
     # None: DEFAULT_JVM_OPTIONS (with the fast start on); "" for the JVM's own defaults.
     jvm_options: str | None = None
+    # Spark Connect: a bearer token, TLS, and the CAs to trust (a PEM file) instead of the
+    # system's; each may also sit in host, as Spark documents (`sc://h:443/;use_ssl=true`).
+    token: str | None = None
+    use_ssl: bool = False
+    ca_cert: str | None = None
+    # The metastore database's login, kept out of metastore_url.
+    metastore_user: str | None = None
+    metastore_password: str | None = None
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -77,7 +89,13 @@ class SparkStreamsCredentials(SparkCredentials):
             if not str(self.host).startswith("sc://"):
                 raise DbtRuntimeError(
                     f"method: connect needs host to be a Spark Connect URL such as "
-                    f"'sc://localhost:15002', got {self.host!r}"
+                    f"'sc://localhost:15002', got {masked(str(self.host))!r}"
+                )
+            if self.token and secrets_in(str(self.host)):
+                raise DbtRuntimeError(
+                    "The profile gives a Spark Connect token twice, in host and in token; keep "
+                    "the token key (token: \"{{ env_var('SPARK_CONNECT_TOKEN') }}\") and take "
+                    "it out of host."
                 )
         if self.shuffle_partitions < 1:
             raise DbtRuntimeError(
@@ -99,17 +117,55 @@ class SparkStreamsCredentials(SparkCredentials):
     def type(self) -> str:
         return "spark_streams"
 
+    def connect_url(self) -> str:
+        """The Spark Connect URL the client dials: host, plus `use_ssl` and `token` from their
+        own keys (a secret: never print it, print `masked(...)` of it)."""
+        url = str(self.host)
+        extra = [("use_ssl", "true")] if self.use_ssl and "use_ssl=" not in url.lower() else []
+        extra += [("token", self.token)] if self.token else []
+        if not extra:
+            return url
+        path = url if "/" in url.removeprefix("sc://") else url + "/"
+        return path + "".join(f";{key}={value}" for key, value in extra)
+
+    def secrets(self) -> list[str]:
+        """Every secret the profile holds, wherever it sits, for scrubbing error texts."""
+        found: Iterable[str | None] = [
+            self.token,
+            self.metastore_password,
+            *secrets_in(str(self.host)),
+            *secrets_in(self.metastore_url),
+        ]
+        return [secret for secret in found if secret]
+
+    def connection_info(self, *, with_aliases: bool = False) -> Iterable[tuple[str, Any]]:
+        """What `dbt debug` prints (and dbt's log keeps): the connection keys, with every secret
+        masked, a URL's included."""
+        for key, value in super().connection_info(with_aliases=with_aliases):
+            if key in ("token", "metastore_password"):
+                yield key, MASK if value else value
+            else:
+                yield key, masked(value) if isinstance(value, str) else value
+
     def _connection_keys(self) -> tuple[str, ...]:
-        """Keys `dbt debug` prints: enough to tell where the data lives."""
+        """Keys `dbt debug` prints: enough to tell where the data lives and how it is reached
+        (a secret as *****, see connection_info)."""
         return (
             "method",
             "host",
+            "use_ssl",
+            "token",
+            "ca_cert",
             "schema",
             "warehouse_dir",
             "metastore_dir",
             "metastore_url",
+            "metastore_user",
+            "metastore_password",
             "delta_package",
             "jars_dir",
             "master",
             "shuffle_partitions",
+            "connect_timeout",
+            "connect_retries",
         )

@@ -57,3 +57,42 @@ def test_connect_without_client_libraries_names_the_install(
     monkeypatch.setitem(sys.modules, "grpc", None)
     with pytest.raises(DbtRuntimeError, match=r"pip install 'dbt-spark-streams\[connect\]'"):
         credentials(method="connect", host="sc://spark:15002")
+
+
+TOKEN = "tok-1234567890"
+
+
+def test_dbt_debug_prints_every_secret_masked() -> None:
+    creds = credentials(
+        method="connect",
+        host=f"sc://spark.example.com:443/;use_ssl=true;token={TOKEN}",
+        metastore_url="jdbc:derby://db:1527/ms;user=app;password=hunter22",
+        metastore_password="also-secret",
+    )
+    shown = dict(creds.connection_info())
+    assert shown["host"] == "sc://spark.example.com:443/;use_ssl=true;token=*****"
+    assert shown["metastore_url"] == "jdbc:derby://db:1527/ms;user=app;password=*****"
+    assert shown["metastore_password"] == "*****" and shown["token"] is None
+    assert not any(s in str(shown) for s in (TOKEN, "hunter22", "also-secret"))
+    assert set(creds.secrets()) == {TOKEN, "hunter22", "also-secret"}
+
+
+def test_the_token_and_tls_keys_join_the_connect_url() -> None:
+    creds = credentials(method="connect", host="sc://h:15002", token=TOKEN, use_ssl=True)
+    assert creds.connect_url() == f"sc://h:15002/;use_ssl=true;token={TOKEN}"
+    assert dict(creds.connection_info())["token"] == "*****"
+    plain = credentials(method="connect", host="sc://h:15002/;use_ssl=true")
+    assert plain.connect_url() == "sc://h:15002/;use_ssl=true"
+
+
+def test_a_token_in_host_and_in_its_key_is_refused_without_echoing_either() -> None:
+    with pytest.raises(DbtRuntimeError) as raised:
+        credentials(method="connect", host=f"sc://h/;token={TOKEN}", token="other-token-9")
+    assert "token twice" in raised.value.msg
+    assert TOKEN not in raised.value.msg and "other-token-9" not in raised.value.msg
+
+
+def test_a_bad_connect_url_is_named_without_its_token() -> None:
+    with pytest.raises(DbtRuntimeError) as raised:
+        credentials(method="connect", host=f"spark.example.com/;token={TOKEN}")
+    assert TOKEN not in raised.value.msg and "token=*****" in raised.value.msg

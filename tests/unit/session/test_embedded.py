@@ -101,3 +101,55 @@ def test_missing_java_is_reported_before_spark_starts(
     monkeypatch.setenv("PATH", str(project))
     with pytest.raises(FailedToConnectError, match="Spark needs Java 17"):
         embedded_session._require_java()
+
+
+def test_a_metastore_login_goes_to_its_own_keys_not_the_url(project: Path) -> None:
+    confs = session_confs(
+        credentials(metastore_url="jdbc:derby://db:1527/ms;user=app;password=hunter22;create=true")
+    )
+    assert confs["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
+        "jdbc:derby://db:1527/ms;create=true"
+    )
+    assert confs["spark.hadoop.javax.jdo.option.ConnectionUserName"] == "app"
+    assert confs["spark.hadoop.javax.jdo.option.ConnectionPassword"] == "hunter22"
+    keyed = session_confs(
+        credentials(metastore_url="jdbc:postgresql://db/ms", metastore_password="from-env")
+    )
+    assert keyed["spark.hadoop.javax.jdo.option.ConnectionPassword"] == "from-env"
+    assert "spark.hadoop.javax.jdo.option.ConnectionUserName" not in keyed
+
+
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("jdbc:derby://db.internal:1527/ms;create=true", ("db.internal", 1527)),
+        ("jdbc:derby://localhost/ms", ("localhost", 1527)),
+        ("jdbc:postgresql://db/ms?password=x", ("db", 5432)),
+        ("jdbc:mysql://app:pw@db:3307/ms", ("db", 3307)),
+        ("jdbc:derby:;databaseName=/p/metastore_db;create=true", None),
+        (None, None),
+    ],
+)
+def test_the_address_a_network_metastore_answers_on(url: str | None, address: object) -> None:
+    assert embedded_confs.metastore_address(url) == address
+
+
+def test_an_unreachable_metastore_fails_within_the_bound_naming_it(project: Path) -> None:
+    import socket
+    import time
+
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    creds = credentials(
+        metastore_url=f"jdbc:derby://127.0.0.1:{port}/ms;user=app;password=hunter22",
+        connect_timeout=2,
+        connect_retries=1,
+    )
+    began = time.monotonic()
+    with pytest.raises(FailedToConnectError) as raised:
+        embedded_session._require_metastore(creds)
+    assert time.monotonic() - began < 2 * 2 + 1
+    message = str(raised.value)
+    assert f"The metastore at 127.0.0.1:{port}" in message and "2 attempts of 2 s" in message
+    assert "hunter22" not in message and "password=*****" in message

@@ -1,21 +1,103 @@
-"""Spark Connect: the way to run on a cluster instead of the embedded session."""
+"""Spark Connect: the way to run on a cluster instead of the embedded session.
 
+The client dials `host` with the profile's `token` and TLS settings. Before a session is made
+the channel must come up within `connect_timeout` seconds, tried `connect_retries` more times:
+a server that is not there fails the connection in that bound, naming the address, instead of
+the client's own retries (up to ten minutes). A session's statements then retry a server that
+went away for about as long before they fail. No error the adapter raises quotes a secret.
+"""
+
+from pathlib import Path
+from typing import Any, cast
+
+import grpc
 from dbt.adapters.exceptions import FailedToConnectError
 from pyspark.sql import SparkSession
+from pyspark.sql.connect.client import DefaultChannelBuilder
+from pyspark.sql.connect.client.retries import DefaultPolicy
+from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.redaction import masked, scrubbed
+
+
+class ProfileChannelBuilder(DefaultChannelBuilder):
+    """Spark's channel builder, trusting the profile's CA file (`ca_cert`) for TLS instead of
+    the system's roots: gRPC takes the roots when the channel is made, not from a setting."""
+
+    def __init__(self, url: str, ca_cert: str | None) -> None:
+        super().__init__(url)
+        self.ca_cert = ca_cert
+
+    def toChannel(self) -> grpc.Channel:
+        if not (self.ca_cert and self.use_ssl):
+            return super().toChannel()
+        creds = grpc.ssl_channel_credentials(root_certificates=Path(self.ca_cert).read_bytes())
+        if self.token is not None:
+            call = grpc.access_token_call_credentials(self.token)
+            creds = grpc.composite_channel_credentials(creds, call)
+        return self._secure_channel(self.endpoint, creds)
 
 
 def new_connect_session(creds: SparkStreamsCredentials) -> SparkSession:
     """A new Spark Connect session on `host` (sc://...), with its own confs and temporary
     views on the server; the server owns catalog and jars."""
-    builder = SparkSession.builder.remote(str(creds.host))
-    for key, value in creds.server_side_parameters.items():
-        builder = builder.config(key, value)
     try:
-        return builder.create()
+        channels = ProfileChannelBuilder(creds.connect_url(), creds.ca_cert)
+        wait_until_ready(channels, creds)
+        builder = ConnectSession.builder.channelBuilder(channels)
+        for key, value in creds.server_side_parameters.items():
+            builder = builder.config(key, value)
+        session = builder.create()
+        session.client.set_retry_policies([retry_policy(creds)])
+        return cast(SparkSession, session)  # the same API, for dbt-spark's cursor
+    except FailedToConnectError:
+        raise
     except Exception as exc:
-        raise FailedToConnectError(
-            f"Could not reach the Spark Connect server at {creds.host}: {exc}. "
-            "Check that it runs and that host is sc://<host>:<port>."
-        ) from exc
+        raise connection_failure(creds, exc) from None
+
+
+def wait_until_ready(channels: ProfileChannelBuilder, creds: SparkStreamsCredentials) -> None:
+    """Wait for the channel to come up, `connect_timeout` seconds a try; an error naming the
+    address and what to check when it never does."""
+    attempts = 1 + max(0, creds.connect_retries)
+    for _ in range(attempts):
+        channel = channels.toChannel()
+        try:
+            grpc.channel_ready_future(channel).result(timeout=creds.connect_timeout)
+            return
+        except grpc.FutureTimeoutError:
+            continue
+        finally:
+            channel.close()
+    raise FailedToConnectError(
+        f"No Spark Connect server answered at {masked(str(creds.host))} within "
+        f"{creds.connect_timeout} s ({attempts} attempt{'s' if attempts > 1 else ''}, "
+        "connect_timeout x (connect_retries + 1)). Check that the server runs and listens on "
+        "that host and port, that use_ssl matches it (TLS or not), and that nothing between "
+        "blocks the port."
+    )
+
+
+def retry_policy(creds: SparkStreamsCredentials) -> DefaultPolicy:
+    """The client's retries of a statement whose server went away: `connect_retries` more
+    tries, each after at most `connect_timeout` seconds, so a build fails in about the bound
+    a connection has, instead of after ten minutes."""
+    timeout_ms = max(1, creds.connect_timeout) * 1000
+    return DefaultPolicy(
+        max_retries=max(0, creds.connect_retries) + 1,
+        initial_backoff=min(1000, timeout_ms),
+        backoff_multiplier=2.0,
+        max_backoff=timeout_ms,
+        max_server_retry_delay=timeout_ms,
+    )
+
+
+def connection_failure(creds: SparkStreamsCredentials, exc: Any) -> FailedToConnectError:
+    """The error of a connection that failed for another reason (a refused token, a TLS
+    mismatch, a bad URL), with every secret of the profile taken out of the client's text."""
+    said = scrubbed(str(exc), creds.secrets())
+    return FailedToConnectError(
+        f"Could not open a Spark Connect session at {masked(str(creds.host))}: {said.rstrip('.')}. "
+        "Check host (sc://<host>:<port>), token and use_ssl / ca_cert."
+    )

@@ -8,6 +8,7 @@ jar cache and the class-data-sharing archive, session/jvm/) asked through their 
 
 import os
 import shutil
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,9 +21,11 @@ from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.redaction import masked
 from dbt.adapters.spark_streams.session.embedded_confs import (
     fast_start_for,
     jvm_log_path,
+    metastore_address,
     metastore_path,
     session_confs,
 )
@@ -43,6 +46,29 @@ def _require_java() -> None:
     raise FailedToConnectError(
         "Spark needs Java 17, and no `java` is on PATH nor under JAVA_HOME. Install a JDK 17 "
         "(for example `apt-get install openjdk-17-jdk-headless`) and set JAVA_HOME to it."
+    )
+
+
+def _require_metastore(creds: SparkStreamsCredentials) -> None:
+    """A network metastore must answer before the JVM starts: Hive's client would otherwise
+    wait for it far longer than dbt's `connect_timeout`, and say little when it gives up."""
+    address = metastore_address(creds.metastore_url)
+    if address is None:
+        return
+    attempts = 1 + max(0, creds.connect_retries)
+    for _ in range(attempts):
+        try:
+            socket.create_connection(address, timeout=creds.connect_timeout).close()
+            return
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+    host, port = address
+    tries = f"{attempts} attempt{'s' if attempts > 1 else ''} of {creds.connect_timeout} s"
+    raise FailedToConnectError(
+        f"The metastore at {host}:{port} (metastore_url {masked(creds.metastore_url)}) did not "
+        f"answer: {why}, {tries} (connect_timeout, connect_retries). Check that its server runs "
+        "(for a Derby network server: scripts/metastore-server.sh start <dir>) and that host "
+        "and port are right."
     )
 
 
@@ -120,6 +146,7 @@ def _stopped(session: SparkSession) -> bool:
 
 def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
     _require_java()
+    _require_metastore(creds)
     metastore_path(creds).mkdir(parents=True, exist_ok=True)
     aids = fast_start_for(creds)
     with aids.resolving():

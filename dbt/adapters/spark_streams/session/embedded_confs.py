@@ -4,12 +4,14 @@ metastore) only take effect when the JVM starts, so they are all decided here, b
 """
 
 import os
+import re
 import sys
 from pathlib import Path
 
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
+from dbt.adapters.spark_streams.redaction import jdbc_login
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
@@ -139,7 +141,15 @@ def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str
     if not creds.metastore_url:
         url = f"jdbc:derby:;databaseName={metastore / 'metastore_db'};create=true"
         return {"spark.hadoop.javax.jdo.option.ConnectionURL": url, **resources}
-    confs = {"spark.hadoop.javax.jdo.option.ConnectionURL": creds.metastore_url, **resources}
+    # The login goes in the metastore's own keys, which Spark redacts wherever it prints its
+    # confs; a password left in the URL would be printed with it.
+    login = jdbc_login(creds.metastore_url)
+    confs = {"spark.hadoop.javax.jdo.option.ConnectionURL": login.url, **resources}
+    user, password = creds.metastore_user or login.user, creds.metastore_password or login.password
+    if user:
+        confs["spark.hadoop.javax.jdo.option.ConnectionUserName"] = user
+    if password:
+        confs["spark.hadoop.javax.jdo.option.ConnectionPassword"] = password
     if creds.metastore_url.startswith("jdbc:derby://"):
         confs["spark.hadoop.javax.jdo.option.ConnectionDriverName"] = DERBY_CLIENT_DRIVER
     if creds.metastore_driver_jar:
@@ -153,3 +163,20 @@ def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str
             )
         confs["spark.driver.extraClassPath"] = str(jar)
     return confs
+
+
+# The default ports of the metastore databases a JDBC URL names without one.
+DEFAULT_PORTS = {"derby": 1527, "postgresql": 5432, "mysql": 3306, "mariadb": 3306}
+NETWORK_URL = re.compile(
+    r"^jdbc:(?P<kind>[a-z0-9]+)://(?:[^/@]*@)?(?P<host>\[[^\]]+\]|[^/:;?]+)(?::(?P<port>\d+))?"
+)
+
+
+def metastore_address(url: str | None) -> tuple[str, int] | None:
+    """The host and port of a network metastore's JDBC URL; None for an embedded one (or a URL
+    whose address this cannot read: the metastore's own error then speaks)."""
+    found = NETWORK_URL.match(url or "")
+    if found is None:
+        return None
+    port = found["port"] or DEFAULT_PORTS.get(found["kind"])
+    return (found["host"].strip("[]"), int(port)) if port else None

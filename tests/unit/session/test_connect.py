@@ -1,0 +1,68 @@
+"""Spark Connect's client side, without a server: an address nobody answers on fails within
+connect_timeout x (connect_retries + 1) naming it, statements retry a lost server about as
+long, and no error quotes the profile's token."""
+
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from dbt.adapters.exceptions import FailedToConnectError
+
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.session.connect import (
+    ProfileChannelBuilder,
+    connection_failure,
+    new_connect_session,
+    retry_policy,
+)
+
+TOKEN = "tok-abcdef123456"
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def credentials(**profile: object) -> SparkStreamsCredentials:
+    return SparkStreamsCredentials.from_dict(
+        {"schema": "analytics", "method": "connect", **profile}
+    )
+
+
+def test_nobody_listening_fails_within_the_bound_and_names_the_address() -> None:
+    port = closed_port()
+    creds = credentials(
+        host=f"sc://127.0.0.1:{port}", token=TOKEN, connect_timeout=1, connect_retries=1
+    )
+    began = time.monotonic()
+    with pytest.raises(FailedToConnectError) as raised:
+        new_connect_session(creds)
+    assert time.monotonic() - began < 1 * 2 + 2
+    message = str(raised.value)
+    assert f"No Spark Connect server answered at sc://127.0.0.1:{port} within 1 s" in message
+    assert "2 attempts" in message and TOKEN not in message
+
+
+def test_other_failures_lose_the_profiles_secrets() -> None:
+    creds = credentials(host="sc://h:1", token=TOKEN)
+    error = connection_failure(creds, RuntimeError(f"refused sc://h:1/;token={TOKEN} ({TOKEN})"))
+    assert TOKEN not in str(error) and "*****" in str(error)
+    assert "Could not open a Spark Connect session at sc://h:1: refused" in str(error)
+
+
+def test_a_lost_server_is_retried_about_as_long_as_a_connection_waits() -> None:
+    policy = retry_policy(credentials(host="sc://h:1", connect_timeout=5, connect_retries=2))
+    assert policy.max_retries == 3
+    assert policy.max_backoff == 5000 and policy.initial_backoff == 1000
+
+
+def test_a_ca_file_is_trusted_only_for_tls(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not a certificate")
+    plain = ProfileChannelBuilder("sc://localhost:15002", str(ca))
+    plain.toChannel().close()  # no TLS: the file is not read
+    with pytest.raises(FileNotFoundError):
+        ProfileChannelBuilder("sc://h:15002/;use_ssl=true", str(tmp_path / "none.pem")).toChannel()
