@@ -96,8 +96,8 @@ def retry_policy(creds: SparkStreamsCredentials) -> DefaultPolicy:
 def connection_failure(creds: SparkStreamsCredentials, exc: Any) -> FailedToConnectError:
     """The error of a connection that failed for another reason (a refused token, a TLS
     mismatch, a bad URL), with every secret of the profile taken out of the client's text."""
-    said = scrubbed(str(exc), creds.secrets())
+    said = scrubbed(str(exc), creds.secrets()).rstrip(".")
     return FailedToConnectError(
-        f"Could not open a Spark Connect session at {masked(str(creds.host))}: {said.rstrip('.')}. "
+        f"Could not open a Spark Connect session at {masked(str(creds.host))}: {said}. "
         "Check host (sc://<host>:<port>), token and use_ssl / ca_cert."
     )
