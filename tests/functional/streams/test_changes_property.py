@@ -12,7 +12,8 @@ from itertools import count
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, changes_sql
+from dbt.adapters.spark_streams.streams.kinds.choose import changes_sql
+from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
 from tests.functional.adapter.delta import DeltaProject
 
 TABLES = count()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dbt.adapters.spark_streams.streams.delta.source import SourceVersion, describe_source
 from dbt.adapters.spark_streams.streams.records.netting import net_changes_sql
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.views.algebra import TableInterval, view_change_range
 from dbt.adapters.spark_streams.streams.views.definition import read_view_definition
 from tests.functional.adapter.delta import DeltaProject
@@ -30,7 +31,7 @@ def view_changes(run, schema: str, view: str, offsets: dict, pins: dict, key=())
     intervals = {}
     for name in definition.tables:
         bare = name.replace("`", "").split(".")[1]
-        source = describe_source(run, schema, bare, "s")
+        source = describe_source(run, CatalogEntry(run, schema, bare), "s")
         pin = pins[bare]
         intervals[name] = TableInterval(source, offsets[bare], pin)
     described = run(f"describe {schema}.{view}")
