@@ -20,7 +20,7 @@ def main() -> None:
         if found:
             module = found["module"].split(".streams.", 1)[-1]
             counts[module][found["status"].strip()] += 1
-    total = Counter()
+    total: Counter = Counter()
     print("| module | " + " | ".join(COLUMNS) + " | killed % |")
     print("| --- |" + " ---: |" * (len(COLUMNS) + 1))
     for module in sorted(counts):

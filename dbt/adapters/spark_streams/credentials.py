@@ -14,7 +14,7 @@ from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.dataclass_schema import StrEnum
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_streams.redaction import MASK, masked, secrets_in
+from dbt.adapters.spark_streams.redaction import MASK, jdbc_login, masked, secrets_in
 
 # delta-spark 4.4.1 is the pinned Python package, but Maven Central only carries the Scala
 # artifact for Spark 4.2 at 4.4.0 (the Python package is a thin wrapper, the JVM side is what
@@ -97,6 +97,12 @@ class SparkStreamsCredentials(SparkCredentials):
                     "the token key (token: \"{{ env_var('SPARK_CONNECT_TOKEN') }}\") and take "
                     "it out of host."
                 )
+        if self.metastore_password and jdbc_login(self.metastore_url or "").password:
+            raise DbtRuntimeError(
+                "The profile gives the metastore's password twice, in metastore_url and in "
+                "metastore_password; keep the key (metastore_password: "
+                "\"{{ env_var('METASTORE_PASSWORD') }}\") and take it out of the URL."
+            )
         if self.shuffle_partitions < 1:
             raise DbtRuntimeError(
                 f"shuffle_partitions must be a positive integer, got {self.shuffle_partitions}"

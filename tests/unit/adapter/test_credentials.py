@@ -67,14 +67,16 @@ def test_dbt_debug_prints_every_secret_masked() -> None:
         method="connect",
         host=f"sc://spark.example.com:443/;use_ssl=true;token={TOKEN}",
         metastore_url="jdbc:derby://db:1527/ms;user=app;password=hunter22",
-        metastore_password="also-secret",
     )
     shown = dict(creds.connection_info())
     assert shown["host"] == "sc://spark.example.com:443/;use_ssl=true;token=*****"
     assert shown["metastore_url"] == "jdbc:derby://db:1527/ms;user=app;password=*****"
-    assert shown["metastore_password"] == "*****" and shown["token"] is None
-    assert not any(s in str(shown) for s in (TOKEN, "hunter22", "also-secret"))
-    assert set(creds.secrets()) == {TOKEN, "hunter22", "also-secret"}
+    assert shown["metastore_password"] is None and shown["token"] is None
+    assert not any(s in str(shown) for s in (TOKEN, "hunter22"))
+    assert set(creds.secrets()) == {TOKEN, "hunter22"}
+    keyed = credentials(metastore_url="jdbc:derby://db:1527/ms", metastore_password="also-secret")
+    assert dict(keyed.connection_info())["metastore_password"] == "*****"
+    assert keyed.secrets() == ["also-secret"]
 
 
 def test_the_token_and_tls_keys_join_the_connect_url() -> None:
@@ -90,6 +92,16 @@ def test_a_token_in_host_and_in_its_key_is_refused_without_echoing_either() -> N
         credentials(method="connect", host=f"sc://h/;token={TOKEN}", token="other-token-9")
     assert "token twice" in raised.value.msg
     assert TOKEN not in raised.value.msg and "other-token-9" not in raised.value.msg
+
+
+def test_a_metastore_password_in_the_url_and_in_its_key_is_refused() -> None:
+    with pytest.raises(DbtRuntimeError) as raised:
+        credentials(
+            metastore_url="jdbc:derby://db:1527/m;user=app;password=in-url-7",
+            metastore_password="in-key-8",
+        )
+    assert "password twice" in raised.value.msg and "metastore_password" in raised.value.msg
+    assert "in-url-7" not in raised.value.msg and "in-key-8" not in raised.value.msg
 
 
 def test_a_bad_connect_url_is_named_without_its_token() -> None:

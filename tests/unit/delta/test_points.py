@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.delta.points import state_version
+from dbt.adapters.spark_streams.streams.delta.points import state_version, whole_version
 from dbt.adapters.spark_streams.streams.delta.source import SourceTable
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
@@ -60,3 +60,14 @@ def test_a_version_point_needs_no_history_read() -> None:
 
     assert state_version(no_reads, "`raw`.`orders`", {"version": 7}, True) == 7
     assert state_version(no_reads, "`raw`.`orders`", {"version": 7}, False) == 6
+
+
+@pytest.mark.parametrize("version", [7, "7", " 7 "])
+def test_a_version_is_a_whole_number(version: object) -> None:
+    assert whole_version(version) == 7
+
+
+@pytest.mark.parametrize("version", [7.5, True, "7; drop table x", "-1", "", None])
+def test_anything_else_is_refused_by_name(version: object) -> None:
+    with pytest.raises(ValueError, match="the version must be a whole number, not "):
+        whole_version(version)

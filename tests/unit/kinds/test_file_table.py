@@ -109,7 +109,10 @@ def test_a_later_build_consumes_the_new_files_by_name_and_extends_its_set() -> N
         "('file:/landing/events/f0.parquet', 10L, timestamp_millis(0L)), "
         "('file:/landing/events/f1.parquet', 11L, timestamp_millis(1L))"
     )
-    assert "where (_metadata.file_path, _metadata.file_size, " in sql
+    assert (
+        "where (url_decode(replace(_metadata.file_path, '+', '%2B')), _metadata.file_size, "
+        in (sql)
+    )
     assert f"_metadata.file_modification_time) in ({named})" in sql
     assert "and set_id = 'old-set'" in listing(landing)
     assert the_build.moves and not the_build.only_appends

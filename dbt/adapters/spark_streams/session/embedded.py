@@ -21,7 +21,7 @@ from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.redaction import masked
+from dbt.adapters.spark_streams.redaction import masked, scrubbed
 from dbt.adapters.spark_streams.session.embedded_confs import (
     fast_start_for,
     jvm_log_path,
@@ -30,6 +30,7 @@ from dbt.adapters.spark_streams.session.embedded_confs import (
     session_confs,
 )
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
+from dbt.adapters.spark_streams.session.secret_confs import secrets_off_the_command_line
 
 logger = AdapterLogger("SparkStreams")
 
@@ -92,9 +93,11 @@ def _start_failure(
             f" The Delta jars came from the adapter's cache {folder}: delete that folder to "
             f"resolve {creds.delta_package} again."
         )
+    said = scrubbed(
+        f"{exc}\nLast lines of the JVM log {log_file}:\n{_log_excerpt(log_file)}", creds.secrets()
+    )
     return FailedToConnectError(
-        f"The embedded Spark session did not start: {exc}\n"
-        f"Last lines of the JVM log {log_file}:\n{_log_excerpt(log_file)}\n"
+        f"The embedded Spark session did not start: {said}\n"
         f"If they say 'unresolved dependency', Spark could not fetch {where} from Maven "
         "Central (check the network or a proxy). Fetch the jars once with `make jars` and set "
         "`jars_dir` in the profile to that folder; the session then starts offline. "
@@ -172,11 +175,12 @@ def _start_session(creds: SparkStreamsCredentials, aids: FastStart) -> SparkSess
 
 def _start(creds: SparkStreamsCredentials, confs: dict[str, str], aids: FastStart) -> SparkSession:
     builder = SparkSession.builder.master(creds.master)
-    for key, value in confs.items():
-        builder = builder.config(key, value)
     try:
-        with _jvm_output_to(jvm_log_path(creds)), _spark_home_set(aids):
-            return builder.enableHiveSupport().getOrCreate()
+        with secrets_off_the_command_line(confs) as public_confs:
+            for key, value in public_confs.items():
+                builder = builder.config(key, value)
+            with _jvm_output_to(jvm_log_path(creds)), _spark_home_set(aids):
+                return builder.enableHiveSupport().getOrCreate()
     except PySparkRuntimeError as exc:
         raise _start_failure(creds, confs, aids, exc) from exc
 

@@ -14,12 +14,21 @@ def state_version(run: RunSql, source: str, point: dict, at: bool) -> int:
     return state_in_history(run(f"describe history {source}"), source, point, at)
 
 
+def whole_version(value: object) -> int:
+    """A point's version: a whole number (7 or '7'), not 7.5, True or '7; drop table x'."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    raise ValueError(f"the version must be a whole number, not {value!r}")
+
+
 def state_in_history(history: list[Row], source: str, point: dict, at: bool) -> int:
     """The version of the table state a point names: at version n, n; before it, n - 1; at a
     timestamp, the newest version in `history` (DESCRIBE HISTORY rows) committed at or before
     it (Delta's TIMESTAMP AS OF); before a timestamp, the newest committed strictly before it."""
     if "version" in point:
-        version = int(point["version"])
+        version = whole_version(point["version"])
         return version if at else version - 1
     if "timestamp" in point:
         moment = datetime.fromisoformat(str(point["timestamp"]))

@@ -45,7 +45,12 @@ from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, St
 LITERAL_FILES = 500
 FILE_COLUMN = "_spark_streams_file"
 MODIFIED_COLUMN = "_spark_streams_modified"
-METADATA_FILE = "(_metadata.file_path, _metadata.file_size, _metadata.file_modification_time)"
+# A file's path as the folder's listing (and so the file set) spells it. `_metadata.file_path`
+# is the file's URI, percent-encoded (`it's%20here`); Spark's binaryFile listing gives the path
+# decoded (`it's here`). A `+` stays a plus in both, so it is kept from url_decode, which would
+# read it as a space. Without this a folder with a space in its path was never read.
+METADATA_PATH = "url_decode(replace(_metadata.file_path, '+', '%2B'))"
+METADATA_FILE = f"({METADATA_PATH}, _metadata.file_size, _metadata.file_modification_time)"
 
 
 @dataclass(frozen=True)
@@ -289,7 +294,7 @@ def file_rows_sql(table: FileTable, unique_key: tuple[str, ...], read_filter: st
     path, the row's values and their occurrence in the file (stable across re-reads)."""
     columns = column_list(table.columns)
     read = (
-        f"select {columns}, _metadata.file_path as {FILE_COLUMN}, "
+        f"select {columns}, {METADATA_PATH} as {FILE_COLUMN}, "
         f"_metadata.file_modification_time as {MODIFIED_COLUMN} from {table.name} "
         f"where {read_filter}"
     )
