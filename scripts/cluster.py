@@ -3,16 +3,22 @@ at and for the cluster test: a standalone master, two workers (one core each), a
 server with Delta attached to the master, and a Derby network server holding the Hive
 metastore. Every process sees one warehouse folder.
 
-    python scripts/cluster.py start <dir>   # prints the profile's host: sc://localhost:<port>
+    python scripts/cluster.py start <dir>   # prints the profile's host, token file and CA
     python scripts/cluster.py stop <dir>
 
 The Connect server gets the confs the embedded session would (Delta's catalog and jars, the
-metastore, the warehouse), so tables built over it read the same as tables built locally.
+metastore, the warehouse), so tables built over it read the same as tables built locally. It
+requires a token, as a shared cluster does: Spark's own pre-shared token check
+(`spark.connect.authenticate.token`, handed over in its environment variable so that it never
+shows in a process listing), with a new random token per start in <dir>/token (mode 600). A
+TLS-terminating proxy (scripts/tls_proxy.py; Spark's server has no TLS of its own) serves the
+same server over TLS, with a certificate from a throw-away CA (<dir>/tls/ca.pem).
 """
 
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -25,12 +31,15 @@ import pyspark
 
 from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
 from dbt.adapters.spark_streams.session.embedded import session_confs
+from scripts.tls_proxy import test_ca
 
 REPO = Path(__file__).resolve().parents[1]
 METASTORE_SERVER = REPO / "scripts" / "metastore-server.sh"
 DERBY_CLIENT = REPO / ".jars" / "derby-server" / "derbyclient-10.16.1.1.jar"
 SPARK_HOME = Path(pyspark.__file__).parent
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
+TLS_PROXY = REPO / "scripts" / "tls_proxy.py"
+TOKEN_VARIABLE = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 STATE = "cluster.json"
 WORKERS = 2
 STARTUP_SECONDS = 300
@@ -48,47 +57,86 @@ def free_port() -> int:
 
 
 def start(home: Path, server_confs: dict[str, str] | None = None) -> dict:
-    """Start every process (the metastore first, the Connect server last); their pids and
-    ports go to <home>/cluster.json for `stop`. `server_confs` are added to the Connect
-    server's (the cluster test's interpreted expressions)."""
+    """Start every process (the metastore first, the Connect server and its TLS proxy last);
+    their pids and ports go to <home>/cluster.json for `stop`. `server_confs` are added to the
+    Connect server's (the cluster test's interpreted expressions)."""
     home.mkdir(parents=True, exist_ok=True)
-    ports = {name: free_port() for name in ("derby", "master", "master_ui", "connect")}
-    state: dict = {"ports": ports, "pids": []}
+    ports = {name: free_port() for name in ("derby", "master", "master_ui", "connect", "tls")}
+    state: dict = {"ports": ports, "pids": {}}
     derby = str(ports["derby"])
     subprocess.run(["bash", str(METASTORE_SERVER), "start", str(home / "metastore"), derby],
                    check=True, timeout=600)  # fmt: skip
     master = f"spark://127.0.0.1:{ports['master']}"
     try:
-        state["pids"].append(_spawn(home, "master", _master_command(ports)))
+        state["pids"]["master"] = _spawn(home, "master", _master_command(ports))
         _wait_for_port(home, "master", ports["master"])
         for worker in range(WORKERS):
-            state["pids"].append(
-                _spawn(home, f"worker-{worker}", _worker_command(home, worker, master))
-            )
+            command = _worker_command(home, worker, master)
+            state["pids"][f"worker-{worker}"] = _spawn(home, f"worker-{worker}", command)
         _wait_for_workers(home, ports["master_ui"])
-        state["pids"].append(
-            _spawn(home, "connect", _connect_command(home, ports, master, server_confs))
-        )
-        _wait_for_port(home, "connect", ports["connect"])
+        state["connect_command"] = _connect_command(home, ports, master, server_confs)
+        _new_token(home)
+        start_connect(home, state)
+        state["pids"]["tls"] = _spawn(home, "tls", _proxy_command(home, ports))
+        _wait_for_port(home, "tls", ports["tls"])
     finally:
         (home / STATE).write_text(json.dumps(state))
-    state["host"] = f"sc://localhost:{ports['connect']}"
-    return state
+    return {**state, **profile_keys(home, state)}
+
+
+def profile_keys(home: Path, state: dict) -> dict:
+    """Where a profile points: the plain and the TLS address, the token and the CA file."""
+    return {
+        "host": f"sc://localhost:{state['ports']['connect']}",
+        "tls_host": f"sc://localhost:{state['ports']['tls']}/;use_ssl=true",
+        "token": (home / "token").read_text(),
+        "ca_cert": str(home / "tls" / "ca.pem"),
+    }
+
+
+def start_connect(home: Path, state: dict | None = None) -> None:
+    """(Re)start the Connect server with the cluster's token and wait until it listens."""
+    state = state or json.loads((home / STATE).read_text())
+    token = {TOKEN_VARIABLE: (home / "token").read_text()}
+    state["pids"]["connect"] = _spawn(home, "connect", state["connect_command"], token)
+    _wait_for_port(home, "connect", state["ports"]["connect"])
+    (home / STATE).write_text(json.dumps(state))
+
+
+def kill_connect(home: Path) -> None:
+    """End the Connect server at once (SIGKILL), as a crashed or evicted server ends."""
+    state = json.loads((home / STATE).read_text())
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(state["pids"]["connect"], signal.SIGKILL)
+    _wait_for_port(home, "connect", state["ports"]["connect"], listening=False)
 
 
 def stop(home: Path) -> None:
-    """Stop what `start` started, the Connect server first."""
+    """Stop what `start` started, the proxy and the Connect server first."""
     state_file = home / STATE
     if not state_file.exists():
         return
     state = json.loads(state_file.read_text())
-    for pid in reversed(state["pids"]):
+    for pid in reversed(list(state["pids"].values())):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
     derby = str(state["ports"]["derby"])
     subprocess.run(["bash", str(METASTORE_SERVER), "stop", str(home / "metastore"), derby],
                    check=False, timeout=120)  # fmt: skip
     state_file.unlink()
+
+
+def _new_token(home: Path) -> None:
+    """A random token for this start, readable by its owner only."""
+    token_file = home / "token"
+    token_file.touch(mode=0o600)
+    token_file.write_text(secrets.token_urlsafe(24))
+
+
+def _proxy_command(home: Path, ports: dict) -> list[str]:
+    files = test_ca(home / "tls")
+    return [sys.executable, str(TLS_PROXY), str(ports["tls"]), str(ports["connect"]),
+            str(files["server.pem"]), str(files["server.key"])]  # fmt: skip
 
 
 def _master_command(ports: dict) -> list[str]:
@@ -136,10 +184,11 @@ def _connect_command(
             "--class", CONNECT_SERVER, *options, "spark-internal"]  # fmt: skip
 
 
-def _spawn(home: Path, name: str, command: list[str]) -> int:
+def _spawn(home: Path, name: str, command: list[str], extra_env: dict | None = None) -> int:
     """A process in its own group (so `stop` ends its JVM too), output to <name>.log."""
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOG_DIR": str(home / "logs"),
-           "SPARK_WORKER_DIR": str(home / "work"), "SPARK_NO_DAEMONIZE": "1",
+    env = {**os.environ, **(extra_env or {}), "SPARK_HOME": str(SPARK_HOME),
+           "SPARK_LOG_DIR": str(home / "logs"), "SPARK_WORKER_DIR": str(home / "work"),
+           "SPARK_NO_DAEMONIZE": "1",
            "SPARK_DAEMON_JAVA_OPTS": LOCAL_JVM_OPTIONS}  # fmt: skip
     with (home / f"{name}.log").open("w") as log:
         process = subprocess.Popen(command, cwd=home, stdout=log, stderr=subprocess.STDOUT,
@@ -147,15 +196,17 @@ def _spawn(home: Path, name: str, command: list[str]) -> int:
     return process.pid
 
 
-def _wait_for_port(home: Path, name: str, port: int) -> None:
+def _wait_for_port(home: Path, name: str, port: int, *, listening: bool = True) -> None:
+    """Until `port` listens (or, with listening=False, no longer does)."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         with socket.socket() as probe:
-            if probe.connect_ex(("localhost", port)) == 0:
+            if (probe.connect_ex(("localhost", port)) == 0) == listening:
                 return
         time.sleep(1)
     log = (home / f"{name}.log").read_text()[-4000:]
-    raise RuntimeError(f"{name} is not listening on port {port}:\n{log}")
+    state = "listening" if listening else "still listening"
+    raise RuntimeError(f"{name} is not {state} on port {port}:\n{log}")
 
 
 def _wait_for_workers(home: Path, ui_port: int) -> None:
@@ -177,7 +228,13 @@ if __name__ == "__main__":
     action, folder = sys.argv[1], Path(sys.argv[2]).resolve()
     if action == "start":
         started = start(folder)
-        print(f"Spark cluster up; profile: method: connect, host: {started['host']}")
+        print(
+            "Spark cluster up. Profile: method: connect, "
+            "token: \"{{ env_var('SPARK_CONNECT_TOKEN') }}\" and either\n"
+            f"  host: {started['host']}\n"
+            f'  host: "{started["tls_host"]}", ca_cert: {started["ca_cert"]}\n'
+            f"with: export SPARK_CONNECT_TOKEN=$(cat {folder / 'token'})"
+        )
     elif action == "stop":
         stop(folder)
     else:

@@ -1,72 +1,89 @@
 """Streams over Spark Connect (`method: connect`) on a real cluster of separate processes.
 
 `scripts/cluster.py` starts a Spark standalone master, two workers (one core each), a Spark
-Connect server with Delta attached to the master and a Derby network server holding the Hive
-metastore; every process sees one warehouse. The integration project (`threads: 4`) is built
-over it end to end, each step a separate dbt process: sources, a build, a batch of changes, a
-build that fails (a source is away) and moves no offset of the streams reading it, the build
-that consumes the batch once (its data tests pass: the mirror equals its source, changes()
-equals a peek, the view stream's mirror equals its view, the insert-only stream of a Parquet
-table logs every landed event once), and a build with nothing pending. The registry must show
-each table stream's offset at its source's newest version, the append-only audit every order
-once, and a query Delta rejects must show Delta's error, not the server's stack trace.
+Connect server with Delta attached to the master, which requires a token, a TLS proxy in front
+of it, and a Derby network server holding the Hive metastore; every process sees one
+warehouse. The integration project (`threads: 4`, the token from `env_var()`) is built over it
+end to end, each step a separate dbt process: sources, a build, a batch of changes, a build
+that fails (a source is away) and moves no offset of the streams reading it, the build that
+consumes the batch once (its data tests pass: the mirror equals its source, changes() equals a
+peek, the view stream's mirror equals its view, the insert-only stream of a Parquet table logs
+every landed event once), and a build with nothing pending. Then the server is killed in the
+middle of a build: the build fails within the profile's bound, no stream whose build failed
+moves its offset, and once the server is back the next build consumes the batch exactly once.
+The registry must show each table stream's offset at its source's newest version, the
+append-only audit every order once, and a query Delta rejects must show Delta's error, not the
+server's stack trace.
 """
 
+import json
 import shutil
+import subprocess
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import yaml
+from dbt.adapters.exceptions import FailedToConnectError
 from pyspark.sql.connect.session import SparkSession as ConnectSession
 
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.session.connect import new_connect_session
 from scripts import cluster
 from tests.conftest import INTERPRETED
-from tests.integration.dbt_process import run_dbt_process
+from tests.integration.dbt_process import dbt_command, run_dbt_process
 from tests.integration.test_shop_project import PROJECT, RUNTIME_DIRS
 
 PAST_LATEST_CHANGES = "select * from table_changes('shop_raw.orders', 999, 1000)"
 # The project's stream_incremental models: each says so when a build finds nothing pending.
 STREAM_MODELS = 5
+# The profile's bound on a server that went away: connect_timeout x (connect_retries + 1).
+CONNECT_TIMEOUT, CONNECT_RETRIES = 5, 1
+BOUND_SECONDS = CONNECT_TIMEOUT * (CONNECT_RETRIES + 1)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """The cluster's Spark Connect port. Its server runs interpreted expressions, as the
-    functional tests do (90 fewer CPU-seconds for this module, most of them the executors'
-    compiles); the embedded integration-project test keeps Spark's defaults covered."""
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """The cluster's addresses, token and CA file. Its server runs interpreted expressions,
+    as the functional tests do (90 fewer CPU-seconds for this module, most of them the
+    executors' compiles); the embedded integration-project test keeps Spark's defaults
+    covered."""
     home = tmp_path_factory.mktemp("cluster")
     try:
-        yield cluster.start(home, server_confs=INTERPRETED)["ports"]["connect"]
+        yield {**cluster.start(home, server_confs=INTERPRETED), "home": home}
     finally:
         cluster.stop(home)
 
 
-def connect(port: int) -> ConnectSession:
-    """Spark Connect's own builder: pyspark's common one refuses a remote session in a process
-    that already runs an embedded one, as `make test`'s process does."""
-    return ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+def connect(spark_cluster: dict) -> ConnectSession:
+    """Spark Connect's own builder (pyspark's common one refuses a remote session in a process
+    that already runs an embedded one, as `make test`'s process does), with the token."""
+    url = f"{spark_cluster['host']}/;token={spark_cluster['token']}"
+    return ConnectSession.builder.remote(url).getOrCreate()
 
 
-def query(port: int, statement: str) -> list[tuple]:
-    spark = connect(port)
+def query(spark_cluster: dict, statement: str) -> list[tuple]:
+    spark = connect(spark_cluster)
     try:
         return [tuple(row) for row in spark.sql(statement).collect()]
     finally:
         spark.stop()
 
 
-def shop_offsets(port: int) -> dict[str, int]:
-    return dict(query(port, "select name, offset_version from shop.dbt_streams"))
+def shop_offsets(spark_cluster: dict) -> dict[str, int]:
+    return dict(query(spark_cluster, "select name, offset_version from shop.dbt_streams"))
 
 
-def behind_newest(port: int) -> dict[str, tuple[int, int]]:
+def behind_newest(spark_cluster: dict) -> dict[str, tuple[int, int]]:
     """The Delta streams whose offset is not their source's newest version: (offset, newest)."""
     streams = query(
-        port,
+        spark_cluster,
         "select name, source_table, offset_version from shop.dbt_streams "
         "where source_type = 'delta'",
     )
     newest = {
-        table: query(port, f"describe history {table} limit 1")[0][0]
+        table: query(spark_cluster, f"describe history {table} limit 1")[0][0]
         for table in {table for _, table, _ in streams}
     }
     return {
@@ -79,57 +96,223 @@ def on_customers(offsets: dict[str, int]) -> dict[str, int]:
     return {name: offset for name, offset in offsets.items() if "customers" in name}
 
 
-def test_integration_project_over_the_cluster(
-    server: int, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    shop = tmp_path_factory.mktemp("shop-cluster") / "integration_project"
+def shop_project(spark_cluster: dict, root: Path) -> Path:
+    """A copy of the integration project whose profile reads the token from the environment
+    and bounds a server that went away at BOUND_SECONDS."""
+    shop = root / "integration_project"
     shutil.copytree(PROJECT, shop, ignore=shutil.ignore_patterns(*RUNTIME_DIRS))
     (shop / "profiles.yml").write_text(
         "shop:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
-        f"      method: connect\n      host: sc://localhost:{server}\n"
+        f"      method: connect\n      host: {spark_cluster['host']}\n"
+        "      token: \"{{ env_var('SPARK_CONNECT_TOKEN') }}\"\n"
+        f"      connect_timeout: {CONNECT_TIMEOUT}\n      connect_retries: {CONNECT_RETRIES}\n"
         "      schema: shop\n      threads: 4\n"
     )
+    return shop
+
+
+def test_integration_project_over_the_cluster(
+    spark_cluster: dict, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    shop = shop_project(spark_cluster, tmp_path_factory.mktemp("shop-cluster"))
+    token = {"SPARK_CONNECT_TOKEN": spark_cluster["token"]}
+
+    def dbt(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_dbt_process(shop, *args, env=token)
+
     steps = [("run-operation", "create_shop_sources", "--args", "{customers: 10}"), ("build",)]
     for step in steps:
-        done = run_dbt_process(shop, *step)
+        done = dbt(*step)
         assert done.returncode == 0, done.stdout + done.stderr
-    built = shop_offsets(server)
+    built = shop_offsets(spark_cluster)
     assert len(built) == 7, built  # four table streams, one view stream and its two tables
 
-    changed = run_dbt_process(shop, "run-operation", "apply_shop_changes")
+    changed = dbt("run-operation", "apply_shop_changes")
     assert changed.returncode == 0, changed.stdout + changed.stderr
-    query(server, "alter table shop_raw.customers rename to shop_raw.customers_away")
-    failed = run_dbt_process(shop, "build")
+    query(spark_cluster, "alter table shop_raw.customers rename to shop_raw.customers_away")
+    failed = dbt("build")
     assert failed.returncode != 0, failed.stdout
     # The builds reading customers failed and moved none of their offsets (the orders audit,
     # which does not read customers, consumed its batch).
-    assert on_customers(shop_offsets(server)) == on_customers(built)
-    query(server, "alter table shop_raw.customers_away rename to shop_raw.customers")
+    assert on_customers(shop_offsets(spark_cluster)) == on_customers(built)
+    query(spark_cluster, "alter table shop_raw.customers_away rename to shop_raw.customers")
 
-    consumed = run_dbt_process(shop, "build")
+    consumed = dbt("build")
     assert consumed.returncode == 0, consumed.stdout + consumed.stderr
-    assert "PASS assert_customers_mirror_matches_source" in consumed.stdout
-    assert "PASS assert_pending_changes_match_peek" in consumed.stdout  # changes() over Connect
-    assert "PASS assert_order_customers_mirror_matches_view" in consumed.stdout
-    assert "PASS assert_order_events_logged_once" in consumed.stdout
-    moved = shop_offsets(server)
+    assert_consumed_once(spark_cluster, consumed.stdout)
+    moved = shop_offsets(spark_cluster)
     assert all(moved[name] > built[name] for name in ("customers_mirror__customers",)), moved
-    assert behind_newest(server) == {}
-    # The append-only audit holds every order once (orders are inserted and updated, never
-    # deleted, and an append-only stream reports only the inserts).
-    audited = query(server, "select count(*), count(distinct order_id) from shop.orders_audit")
-    assert audited == query(server, "select count(*), count(*) from shop_raw.orders")
 
-    again = run_dbt_process(shop, "run")
+    again = dbt("run")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "consumed" not in again.stdout, again.stdout
     assert again.stdout.count("no pending changes") == STREAM_MODELS, again.stdout
-    assert shop_offsets(server) == moved
+    assert shop_offsets(spark_cluster) == moved
 
     # A Delta error reaches the user as Delta words it, without the server's JVM stack.
-    rejected = run_dbt_process(shop, "show", "--inline", PAST_LATEST_CHANGES)
+    rejected = dbt("show", "--inline", PAST_LATEST_CHANGES)
     assert rejected.returncode != 0, rejected.stdout
     assert "[DELTA_CDC_START_VERSION_AFTER_LATEST] Start version 999" in rejected.stdout, (
         rejected.stdout
     )
     assert "JVM stacktrace" not in rejected.stdout, rejected.stdout
+
+    changed = dbt("run-operation", "apply_shop_changes")
+    assert changed.returncode == 0, changed.stdout + changed.stderr
+    server_killed_mid_build(spark_cluster, shop, token)
+    after_restart = dbt("build")
+    assert after_restart.returncode == 0, after_restart.stdout + after_restart.stderr
+    assert_consumed_once(spark_cluster, after_restart.stdout)
+
+
+def assert_consumed_once(spark_cluster: dict, build_output: str) -> None:
+    """The build's data tests passed and every offset is at its source's newest version; the
+    append-only audit holds every order once (orders are inserted and updated, never deleted,
+    and an append-only stream reports only the inserts)."""
+    assert "PASS assert_customers_mirror_matches_source" in build_output
+    assert "PASS assert_pending_changes_match_peek" in build_output  # changes() over Connect
+    assert "PASS assert_order_customers_mirror_matches_view" in build_output
+    assert "PASS assert_order_events_logged_once" in build_output
+    assert behind_newest(spark_cluster) == {}
+    audited = query(
+        spark_cluster, "select count(*), count(distinct order_id) from shop.orders_audit"
+    )
+    assert audited == query(spark_cluster, "select count(*), count(*) from shop_raw.orders")
+
+
+def server_killed_mid_build(spark_cluster: dict, shop: Path, token: dict[str, str]) -> None:
+    """Kill the Connect server once a stream build has started: the build fails within the
+    bound, only streams whose model succeeded moved their offsets, and the server comes back."""
+    before = shop_offsets(spark_cluster)
+    build = subprocess.Popen(**dbt_command(shop, "build", env=token))
+    assert build.stdout is not None
+    seen = []
+    for line in build.stdout:
+        seen.append(line)
+        if "START sql stream_incremental model" in line:
+            break
+    cluster.kill_connect(spark_cluster["home"])
+    killed = time.monotonic()
+    output = "".join(seen) + build.communicate(timeout=600)[0]
+    took = time.monotonic() - killed
+    assert build.returncode != 0, output
+    # The statements in flight retry for about the bound; then every node left fails at once
+    # (session/lost_servers.py). Generous against a loaded machine: without the bound the
+    # client retried for ten minutes, and each node waited a bound of its own.
+    assert took < BOUND_SECONDS * 3, (took, output)
+    assert "stopped answering" in output or "No Spark Connect server answered" in output
+    cluster.start_connect(spark_cluster["home"])
+    after = shop_offsets(spark_cluster)
+    succeeded = succeeded_models(shop)
+    moved = {name for name in after if after[name] != before.get(name)}
+    assert {name.split("__")[0] for name in moved} <= succeeded, (moved, succeeded, output)
+    print(f"server killed mid-build: the build ended {took:.1f} s later; moved: {moved}")
+
+
+def succeeded_models(shop: Path) -> set[str]:
+    """The models the last run reported as built (run_results.json)."""
+    results = json.loads((shop / "target" / "run_results.json").read_text())["results"]
+    return {
+        result["unique_id"].split(".")[-1]
+        for result in results
+        if result["unique_id"].startswith("model.") and result["status"] == "success"
+    }
+
+
+def connect_credentials(spark_cluster: dict, **keys: object) -> SparkStreamsCredentials:
+    profile = {"method": "connect", "schema": "shop", "connect_timeout": 5, **keys}
+    return SparkStreamsCredentials.from_dict({"host": spark_cluster["host"], **profile})
+
+
+def refusal(creds: SparkStreamsCredentials) -> str:
+    """The error a connection with these credentials ends in."""
+    with pytest.raises(FailedToConnectError) as refused:
+        new_connect_session(creds).stop()
+    return str(refused.value)
+
+
+def test_the_server_wants_its_token_and_tls_its_ca(spark_cluster: dict) -> None:
+    """Spark's token check refuses a missing or wrong token, saying so without the token; the
+    TLS address serves a client that trusts the test CA (ca_cert) and refuses one that does
+    not; the token and the CA together give a working session."""
+    wrong = "wrong-" + spark_cluster["token"][::-1]
+    missing = refusal(connect_credentials(spark_cluster))
+    assert "UNAUTHENTICATED" in missing or "token" in missing.lower(), missing
+    said = refusal(connect_credentials(spark_cluster, token=wrong))
+    assert "UNAUTHENTICATED" in said or "token" in said.lower(), said
+    assert wrong not in said and spark_cluster["token"] not in said
+
+    tls = {"host": spark_cluster["tls_host"], "token": spark_cluster["token"]}
+    untrusted = refusal(connect_credentials(spark_cluster, **tls))
+    assert "certificate" in untrusted.lower() or "ssl" in untrusted.lower(), untrusted
+    assert spark_cluster["token"] not in untrusted
+    trusted = connect_credentials(spark_cluster, **tls, ca_cert=spark_cluster["ca_cert"])
+    session = new_connect_session(trusted)
+    try:
+        assert session.sql("select 41 + 1").collect()[0][0] == 42
+    finally:
+        session.stop()
+
+
+SECRETS_MODEL = "select * from shop_raw.no_such_table_here"
+
+
+def test_no_secret_in_anything_a_run_prints_or_writes(
+    spark_cluster: dict, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Secrets in every place a profile takes them: the token key (from env_var) over TLS, a
+    token inside host, metastore_password (from env_var) for the embedded session on the
+    cluster's metastore, a password inside metastore_url (of a metastore that is down, which
+    fails fast, naming its address). dbt debug on each, a failing dbt run over TLS: neither
+    their output nor any file under the project (dbt.log, run_results.json, the manifest, the
+    embedded JVM's log), nor the server's log, holds one."""
+    project = tmp_path_factory.mktemp("secrets")
+    (project / "dbt_project.yml").write_text("name: secrets\nversion: '1.0'\nprofile: secrets\n")
+    (project / "models").mkdir()
+    (project / "models" / "broken.sql").write_text(SECRETS_MODEL)
+    token, url_password, key_password = spark_cluster["token"], "url-pw-41xq", "key-pw-93zr"
+    metastore = f"jdbc:derby://localhost:{spark_cluster['ports']['derby']}/secrets_db;create=true"
+    nobody = f"localhost:{cluster.free_port()}"
+    down = f"jdbc:derby://{nobody}/gone;user=app;password={url_password}"
+    targets = {
+        "tls": {
+            "method": "connect", "host": spark_cluster["tls_host"],
+            "token": "{{ env_var('SPARK_CONNECT_TOKEN') }}", "ca_cert": spark_cluster["ca_cert"],
+        },
+        "token_in_host": {"method": "connect", "host": f"{spark_cluster['host']}/;token={token}"},
+        "embedded": {
+            "metastore_url": metastore, "metastore_user": "app",
+            "metastore_password": "{{ env_var('METASTORE_PASSWORD') }}",
+            "metastore_driver_jar": str(cluster.DERBY_CLIENT),
+        },
+        "metastore_down": {"metastore_url": down, "connect_timeout": 3},
+    }  # fmt: skip
+    outputs = {name: {"type": "spark_streams", "schema": "secrets", "threads": 2, **keys}
+               for name, keys in targets.items()}  # fmt: skip
+    (project / "profiles.yml").write_text(
+        yaml.safe_dump({"secrets": {"target": "tls", "outputs": outputs}})
+    )
+    env = {"SPARK_CONNECT_TOKEN": token, "METASTORE_PASSWORD": key_password}
+    printed = {}
+    for target in targets:
+        debug = run_dbt_process(project, "debug", "--target", target, env=env)
+        printed[target] = debug.stdout + debug.stderr
+        assert (debug.returncode == 0) == (target != "metastore_down"), printed[target]
+    assert "token=*****" in printed["token_in_host"]
+    assert "password=*****" in printed["metastore_down"]
+    assert nobody in printed["metastore_down"]
+    failed = run_dbt_process(project, "run", env=env)
+    assert failed.returncode != 0 and "no_such_table_here" in failed.stdout, failed.stdout
+    printed["run"] = failed.stdout + failed.stderr
+
+    # Every file the runs wrote (profiles.yml is the input: it holds the token in host).
+    written = [
+        path for path in project.rglob("*") if path.is_file() and path.name != "profiles.yml"
+    ]
+    assert any(path.name == "spark-jvm.log" for path in written), written
+    server_log = Path(spark_cluster["home"]) / "connect.log"
+    texts = [*printed.values()] + [path.read_text(errors="replace") for path in written]
+    texts.append(server_log.read_text(errors="replace"))
+    for secret in (token, url_password, key_password):
+        leaks = [text[max(0, text.find(secret) - 200) :][:400] for text in texts if secret in text]
+        assert not leaks, (secret, leaks)

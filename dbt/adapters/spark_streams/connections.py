@@ -70,7 +70,8 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         if connection.state == ConnectionState.OPEN:
             return connection
         session, release_on_close = isolated_session(creds)
-        bound = BoundConnection(session, release_on_close)
+        address = str(creds.host) if release_on_close else None  # Spark Connect's
+        bound = BoundConnection(session, release_on_close, address)
         connection.handle = StreamsConnectionWrapper(bound)
         connection.state = ConnectionState.OPEN
         return connection

@@ -10,6 +10,7 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
 from dbt.adapters.spark_streams.streams.builds.config import check_contract_columns
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeStates
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
@@ -88,6 +89,7 @@ class StreamOperations(metaclass=AdapterMeta):
             self.flush_stream_registry()
         finally:
             self._nodes.clear()
+            forget_lost_servers()
             super().cleanup_connections()  # type: ignore[misc]
 
     def flush_stream_registry(self) -> None:

@@ -66,3 +66,13 @@ def test_a_ca_file_is_trusted_only_for_tls(tmp_path: Path) -> None:
     plain.toChannel().close()  # no TLS: the file is not read
     with pytest.raises(FileNotFoundError):
         ProfileChannelBuilder("sc://h:15002/;use_ssl=true", str(tmp_path / "none.pem")).toChannel()
+
+
+def test_a_token_to_another_host_goes_over_tls_with_the_ca_file(tmp_path: Path) -> None:
+    """Spark's client switches TLS on for a token sent anywhere but localhost: the profile's
+    CA must be the one it trusts then too."""
+    missing = str(tmp_path / "none.pem")
+    assert ProfileChannelBuilder("sc://h:15002/;token=t", missing).uses_tls()
+    assert not ProfileChannelBuilder("sc://localhost:15002/;token=t", missing).uses_tls()
+    with pytest.raises(FileNotFoundError):
+        ProfileChannelBuilder("sc://h:15002/;token=t", missing).toChannel()

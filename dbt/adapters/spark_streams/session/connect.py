@@ -19,6 +19,7 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import masked, scrubbed
+from dbt.adapters.spark_streams.session.lost_servers import lost_message, note_lost
 
 
 class ProfileChannelBuilder(DefaultChannelBuilder):
@@ -29,8 +30,13 @@ class ProfileChannelBuilder(DefaultChannelBuilder):
         super().__init__(url)
         self.ca_cert = ca_cert
 
+    def uses_tls(self) -> bool:
+        """As Spark's client decides: `use_ssl`, or a token sent anywhere but localhost (a
+        token is never sent in the clear over the network)."""
+        return self.use_ssl or (self.token is not None and self.host != "localhost")
+
     def toChannel(self) -> grpc.Channel:
-        if not (self.ca_cert and self.use_ssl):
+        if not (self.ca_cert and self.uses_tls()):
             return super().toChannel()
         creds = grpc.ssl_channel_credentials(root_certificates=Path(self.ca_cert).read_bytes())
         if self.token is not None:
@@ -41,25 +47,37 @@ class ProfileChannelBuilder(DefaultChannelBuilder):
 
 def new_connect_session(creds: SparkStreamsCredentials) -> SparkSession:
     """A new Spark Connect session on `host` (sc://...), with its own confs and temporary
-    views on the server; the server owns catalog and jars."""
+    views on the server; the server owns catalog and jars. The session's first calls already
+    retry as the profile says, and a session that fails to open is closed: Spark's client
+    would otherwise call the server once more at the process's exit, retrying a lost server
+    for up to ten minutes."""
     try:
         channels = ProfileChannelBuilder(creds.connect_url(), creds.ca_cert)
         wait_until_ready(channels, creds)
-        builder = ConnectSession.builder.channelBuilder(channels)
-        for key, value in creds.server_side_parameters.items():
-            builder = builder.config(key, value)
-        session = builder.create()
-        session.client.set_retry_policies([retry_policy(creds)])
-        return cast(SparkSession, session)  # the same API, for dbt-spark's cursor
+        session = ConnectSession.builder.channelBuilder(channels).create()
     except FailedToConnectError:
         raise
     except Exception as exc:
         raise connection_failure(creds, exc) from None
+    try:
+        session.client.set_retry_policies([retry_policy(creds)])
+        # The first calls to the server (dbt-spark always sets spark.sql.ansi.enabled): a
+        # token it refuses fails here, at the connection, not at a model's first statement.
+        for key, value in creds.server_side_parameters.items():
+            session.conf.set(key, value)
+    except Exception as exc:
+        session.client.close()
+        raise connection_failure(creds, exc) from None
+    return cast(SparkSession, session)  # the same API, for dbt-spark's cursor
 
 
 def wait_until_ready(channels: ProfileChannelBuilder, creds: SparkStreamsCredentials) -> None:
     """Wait for the channel to come up, `connect_timeout` seconds a try; an error naming the
     address and what to check when it never does."""
+    address = str(creds.host)
+    found_gone = lost_message(address)
+    if found_gone is not None:
+        raise FailedToConnectError(f"{found_gone} (found earlier in this run)")
     attempts = 1 + max(0, creds.connect_retries)
     for _ in range(attempts):
         channel = channels.toChannel()
@@ -70,13 +88,15 @@ def wait_until_ready(channels: ProfileChannelBuilder, creds: SparkStreamsCredent
             continue
         finally:
             channel.close()
-    raise FailedToConnectError(
-        f"No Spark Connect server answered at {masked(str(creds.host))} within "
+    message = (
+        f"No Spark Connect server answered at {masked(address)} within "
         f"{creds.connect_timeout} s ({attempts} attempt{'s' if attempts > 1 else ''}, "
         "connect_timeout x (connect_retries + 1)). Check that the server runs and listens on "
         "that host and port, that use_ssl matches it (TLS or not), and that nothing between "
         "blocks the port."
     )
+    note_lost(address, message)
+    raise FailedToConnectError(message)
 
 
 def retry_policy(creds: SparkStreamsCredentials) -> DefaultPolicy:

@@ -11,7 +11,8 @@ for). DESCRIBE HISTORY of a Delta table is read on the driver where the session 
 (session/history.py): the same rows without a Spark job.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.spark.session import Connection, Cursor
@@ -19,51 +20,68 @@ from pyspark.sql import Row, SparkSession
 
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
 from dbt.adapters.spark_streams.session.history import history_frame
+from dbt.adapters.spark_streams.session.lost_servers import note_lost, server_unavailable
 
 
 class BoundCursor(Cursor):
     """dbt-spark's cursor, executing on a given session."""
 
-    def __init__(self, session: SparkSession) -> None:
+    def __init__(self, session: SparkSession, address: str | None = None) -> None:
         super().__init__()
         self.session = session
+        self.address = address
+
+    @contextmanager
+    def _spark_errors(self) -> Iterator[None]:
+        """Spark's errors as dbt errors; a Spark Connect server found gone is noted, so the
+        rest of the invocation fails at once (session/lost_servers.py)."""
+        try:
+            with readable_spark_errors():
+                yield
+        except Exception as exc:
+            if self.address and server_unavailable(exc):
+                note_lost(self.address, str(getattr(exc, "msg", exc)))
+            raise
 
     def execute(self, sql: str, *parameters: Any) -> None:
         """Run one statement (a query is planned, and run when its rows are fetched)."""
         if parameters:
             sql = sql % parameters
-        with readable_spark_errors():
+        with self._spark_errors():
             history = history_frame(self.session, sql)
             self._df = self.session.sql(sql) if history is None else history
 
     @property
     def description(self) -> Sequence[tuple]:
         """The result's columns, as dbt-spark describes them."""
-        with readable_spark_errors():
+        with self._spark_errors():
             return super().description
 
     def fetchall(self) -> list[Row] | None:
         """Every row of the result: where a query's run-time errors surface."""
-        with readable_spark_errors():
+        with self._spark_errors():
             return super().fetchall()
 
     def fetchone(self) -> Row | None:
         """The result's next row."""
-        with readable_spark_errors():
+        with self._spark_errors():
             return super().fetchone()
 
 
 class BoundConnection(Connection):
     """dbt-spark's session connection handing out cursors bound to one session."""
 
-    def __init__(self, session: SparkSession, release_on_close: bool = False) -> None:
+    def __init__(
+        self, session: SparkSession, release_on_close: bool = False, address: str | None = None
+    ) -> None:
         super().__init__()
         self.session = session
         self.release_on_close = release_on_close
+        self.address = address  # a Spark Connect server's, as the profile's host names it
 
     def cursor(self) -> BoundCursor:
         """A fresh cursor on the bound session."""
-        return BoundCursor(self.session)
+        return BoundCursor(self.session, self.address)
 
     def release(self) -> None:
         """Give back a session opened for this connection alone (a Spark Connect one)."""

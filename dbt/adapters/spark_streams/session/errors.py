@@ -24,6 +24,8 @@ from dbt_common.exceptions import DbtRuntimeError
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
+from dbt.adapters.spark_streams.session.lost_servers import server_unavailable, unavailable_message
+
 logger = AdapterLogger("SparkStreams")
 
 # PySpark asking the JVM to format an error class, which fails for Delta's classes.
@@ -61,6 +63,8 @@ def spark_error_message(exc: BaseException) -> str | None:
     """What to show for an error Spark raised: its class and message (None for any other
     error). A raw Py4J error is reduced to its Java exception's message."""
     error = _spark_error(exc)
+    if server_unavailable(error):
+        return unavailable_message(error)
     if isinstance(error, Py4JJavaError):
         return _explained(_java_message(error))
     if isinstance(error, PySparkException):

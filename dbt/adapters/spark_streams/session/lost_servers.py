@@ -1,0 +1,57 @@
+"""Spark Connect servers found gone during this dbt invocation.
+
+When a server dies in the middle of a build, every model still to run would open a connection
+and wait the profile's whole bound (connect_timeout x (connect_retries + 1)) before failing, a
+thread at a time: a build of thirty nodes on four threads took three bounds to fail. Once a
+connection or a statement has found the server gone, the rest of the invocation fails at once
+with the same message. dbt forgets it when the invocation ends (cleanup_connections), so the
+next command, or an in-process caller, tries again.
+"""
+
+import re
+import threading
+
+import grpc
+
+_LOST: dict[str, str] = {}
+_LOCK = threading.Lock()
+GRPC_DETAILS = re.compile(r'details = "([^"]*)"')
+
+
+def lost_message(address: str) -> str | None:
+    """The message of the failure that found the server at `address` gone, if one did."""
+    with _LOCK:
+        return _LOST.get(address)
+
+
+def note_lost(address: str, message: str) -> None:
+    with _LOCK:
+        _LOST.setdefault(address, message)
+
+
+def forget_lost_servers() -> None:
+    with _LOCK:
+        _LOST.clear()
+
+
+def server_unavailable(exc: BaseException | None) -> bool:
+    """Whether the error (or one it came from) is Spark Connect's client giving up on a
+    server that does not answer (gRPC's UNAVAILABLE, after the client's retries)."""
+    while exc is not None:
+        status = getattr(exc, "getGrpcStatusCode", None)
+        if callable(status) and status() == grpc.StatusCode.UNAVAILABLE:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def unavailable_message(exc: BaseException) -> str:
+    """What to tell the user when a statement's server went away and did not come back."""
+    details = GRPC_DETAILS.search(str(exc))
+    why = details.group(1) if details else "no answer"
+    return (
+        f"The Spark Connect server stopped answering (UNAVAILABLE: {why}) and did not come "
+        "back while the statement was retried (connect_timeout, connect_retries). Nothing "
+        "this model was writing is committed and no offset moved; run again once the server "
+        "is back."
+    )

@@ -1,0 +1,72 @@
+"""A Spark Connect server found gone fails the rest of the invocation at once, with the message
+of the failure that found it; dbt's end of the invocation forgets it."""
+
+import socket
+import time
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from dbt.adapters.exceptions import FailedToConnectError
+from pyspark.errors.exceptions.connect import SparkConnectGrpcException
+
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.session.connect import new_connect_session
+from dbt.adapters.spark_streams.session.cursor import BoundCursor
+from dbt.adapters.spark_streams.session.errors import spark_error_message
+from dbt.adapters.spark_streams.session.lost_servers import (
+    forget_lost_servers,
+    lost_message,
+    server_unavailable,
+)
+
+GONE = (
+    "<_MultiThreadedRendezvous of RPC that terminated with:\n\tstatus = StatusCode.UNAVAILABLE"
+    '\n\tdetails = "failed to connect to all addresses; last error: Connection refused"\n>'
+)
+
+
+@pytest.fixture(autouse=True)
+def nothing_lost() -> Iterator[None]:
+    forget_lost_servers()
+    yield
+    forget_lost_servers()
+
+
+def unavailable() -> SparkConnectGrpcException:
+    return SparkConnectGrpcException(message=GONE, grpc_status_code=grpc.StatusCode.UNAVAILABLE)
+
+
+def test_unavailable_is_told_in_the_users_terms() -> None:
+    assert server_unavailable(unavailable())
+    assert not server_unavailable(SparkConnectGrpcException(message="x"))
+    assert spark_error_message(unavailable()) == (
+        "The Spark Connect server stopped answering (UNAVAILABLE: failed to connect to all "
+        "addresses; last error: Connection refused) and did not come back while the statement "
+        "was retried (connect_timeout, connect_retries). Nothing this model was writing is "
+        "committed and no offset moved; run again once the server is back."
+    )
+
+
+class GoneSession:
+    def sql(self, statement: str) -> None:
+        raise unavailable()
+
+
+def test_a_statement_that_finds_the_server_gone_fails_the_next_connection_at_once() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        host = f"sc://127.0.0.1:{probe.getsockname()[1]}"
+    cursor = BoundCursor(GoneSession(), address=host)  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="stopped answering"):
+        cursor.execute("select 1")
+    assert "stopped answering (UNAVAILABLE" in (lost_message(host) or "")
+    creds = SparkStreamsCredentials.from_dict(
+        {"schema": "s", "method": "connect", "host": host, "connect_timeout": 30}
+    )
+    began = time.monotonic()
+    with pytest.raises(FailedToConnectError, match=r"stopped answering .* earlier in this run"):
+        new_connect_session(creds)
+    assert time.monotonic() - began < 5  # not the 30 s the profile would wait
+    forget_lost_servers()
+    assert lost_message(host) is None
