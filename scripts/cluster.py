@@ -31,7 +31,7 @@ import pyspark
 
 from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
 from dbt.adapters.spark_streams.session.embedded import session_confs
-from scripts.tls_proxy import test_ca
+from scripts.tls_proxy import throwaway_ca
 
 REPO = Path(__file__).resolve().parents[1]
 METASTORE_SERVER = REPO / "scripts" / "metastore-server.sh"
@@ -134,7 +134,7 @@ def _new_token(home: Path) -> None:
 
 
 def _proxy_command(home: Path, ports: dict) -> list[str]:
-    files = test_ca(home / "tls")
+    files = throwaway_ca(home / "tls")
     return [sys.executable, str(TLS_PROXY), str(ports["tls"]), str(ports["connect"]),
             str(files["server.pem"]), str(files["server.key"])]  # fmt: skip
 

@@ -6,7 +6,7 @@ the server's own check.
 
     python scripts/tls_proxy.py <listen-port> <server-port> <cert.pem> <key.pem>
 
-`test_ca` makes a throw-away certificate authority and a `localhost` certificate it signed,
+`throwaway_ca` makes a throw-away certificate authority and a `localhost` certificate it signed,
 with the openssl command line (Debian's), for the profile's `ca_cert`.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 CHUNK = 65536
 
 
-def test_ca(folder: Path) -> dict[str, Path]:
+def throwaway_ca(folder: Path) -> dict[str, Path]:
     """A CA (ca.pem) and a certificate for localhost and 127.0.0.1 it signed (server.pem,
     server.key), valid for a week: what a profile's `ca_cert` and the proxy need."""
     folder.mkdir(parents=True, exist_ok=True)

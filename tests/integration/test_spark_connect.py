@@ -30,6 +30,7 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.session.connect import new_connect_session
+from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
 from scripts import cluster
 from tests.conftest import INTERPRETED
 from tests.integration.dbt_process import dbt_command, run_dbt_process
@@ -244,8 +245,9 @@ def test_the_server_wants_its_token_and_tls_its_ca(spark_cluster: dict) -> None:
 
     tls = {"host": spark_cluster["tls_host"], "token": spark_cluster["token"]}
     untrusted = refusal(connect_credentials(spark_cluster, **tls))
-    assert "certificate" in untrusted.lower() or "ssl" in untrusted.lower(), untrusted
-    assert spark_cluster["token"] not in untrusted
+    assert "the TLS handshake failed (CERTIFICATE_VERIFY_FAILED)" in untrusted, untrusted
+    assert "set ca_cert" in untrusted and spark_cluster["token"] not in untrusted
+    forget_lost_servers()  # as dbt does when an invocation ends
     trusted = connect_credentials(spark_cluster, **tls, ca_cert=spark_cluster["ca_cert"])
     session = new_connect_session(trusted)
     try:
@@ -286,6 +288,8 @@ def test_no_secret_in_anything_a_run_prints_or_writes(
             "metastore_driver_jar": str(cluster.DERBY_CLIENT),
         },
         "metastore_down": {"metastore_url": down, "connect_timeout": 3},
+        "nobody_answers": {"method": "connect", "host": f"sc://{nobody}/;token={token}",
+                           "connect_timeout": 2, "connect_retries": 1},
     }  # fmt: skip
     outputs = {name: {"type": "spark_streams", "schema": "secrets", "threads": 2, **keys}
                for name, keys in targets.items()}  # fmt: skip
@@ -297,10 +301,18 @@ def test_no_secret_in_anything_a_run_prints_or_writes(
     for target in targets:
         debug = run_dbt_process(project, "debug", "--target", target, env=env)
         printed[target] = debug.stdout + debug.stderr
-        assert (debug.returncode == 0) == (target != "metastore_down"), printed[target]
+        failing = target in ("metastore_down", "nobody_answers")
+        assert (debug.returncode == 0) != failing, printed[target]
     assert "token=*****" in printed["token_in_host"]
     assert "password=*****" in printed["metastore_down"]
     assert nobody in printed["metastore_down"]
+    began = time.monotonic()
+    unanswered = run_dbt_process(project, "run", "--target", "nobody_answers", env=env)
+    took = time.monotonic() - began  # dbt's own start included; it used to wait 120 s and more
+    assert unanswered.returncode != 0 and took < 60, (took, unanswered.stdout)
+    said = f"No Spark Connect server answered at sc://{nobody}/;token=***** within 2 s (2 attempts"
+    assert said in printed["nobody_answers"] and said in unanswered.stdout, unanswered.stdout
+    printed["unanswered"] = unanswered.stdout + unanswered.stderr
     failed = run_dbt_process(project, "run", env=env)
     assert failed.returncode != 0 and "no_such_table_here" in failed.stdout, failed.stdout
     printed["run"] = failed.stdout + failed.stderr

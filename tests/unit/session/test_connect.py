@@ -2,8 +2,12 @@
 connect_timeout x (connect_retries + 1) naming it, statements retry a lost server about as
 long, and no error quotes the profile's token."""
 
+import contextlib
 import socket
+import ssl
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,9 @@ from dbt.adapters.spark_streams.session.connect import (
     connection_failure,
     new_connect_session,
     retry_policy,
+    why_no_channel,
 )
+from scripts.tls_proxy import throwaway_ca
 
 TOKEN = "tok-abcdef123456"
 
@@ -76,3 +82,43 @@ def test_a_token_to_another_host_goes_over_tls_with_the_ca_file(tmp_path: Path) 
     assert not ProfileChannelBuilder("sc://localhost:15002/;token=t", missing).uses_tls()
     with pytest.raises(FileNotFoundError):
         ProfileChannelBuilder("sc://h:15002/;token=t", missing).toChannel()
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A TCP port that accepts connections and never speaks gRPC."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield server
+
+
+def test_a_port_that_answers_without_grpc_is_told_apart(listener: socket.socket) -> None:
+    port = listener.getsockname()[1]
+    assert (
+        why_no_channel(ProfileChannelBuilder(f"sc://127.0.0.1:{closed_port()}", None), 1) is None
+    )
+    said = why_no_channel(ProfileChannelBuilder(f"sc://127.0.0.1:{port}", None), 1)
+    assert said is not None and "set use_ssl: true" in said
+
+
+def test_a_certificate_from_an_unknown_ca_is_named(tmp_path: Path) -> None:
+    files = throwaway_ca(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(files["server.pem"], files["server.key"])
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        handshakes = threading.Thread(target=serve_handshakes, args=(server, tls, 2), daemon=True)
+        handshakes.start()
+        url = f"sc://localhost:{port}/;use_ssl=true"
+        untrusted = why_no_channel(ProfileChannelBuilder(url, None), 2)
+        trusted = why_no_channel(ProfileChannelBuilder(url, str(files["ca.pem"])), 2)
+    assert untrusted is not None and "CERTIFICATE_VERIFY_FAILED" in untrusted
+    assert "set ca_cert to that CA's PEM file" in untrusted
+    assert trusted == "TLS is set up, but no gRPC channel came up; check host and port"
+
+
+def serve_handshakes(server: socket.socket, tls: ssl.SSLContext, count: int) -> None:
+    for _ in range(count):
+        client, _ = server.accept()
+        with contextlib.suppress(OSError), tls.wrap_socket(client, server_side=True):
+            pass
+        client.close()

@@ -7,6 +7,8 @@ the client's own retries (up to ten minutes). A session's statements then retry 
 went away for about as long before they fail. No error the adapter raises quotes a secret.
 """
 
+import socket
+import ssl
 from pathlib import Path
 from typing import Any, cast
 
@@ -88,15 +90,44 @@ def wait_until_ready(channels: ProfileChannelBuilder, creds: SparkStreamsCredent
             continue
         finally:
             channel.close()
-    message = (
-        f"No Spark Connect server answered at {masked(address)} within "
-        f"{creds.connect_timeout} s ({attempts} attempt{'s' if attempts > 1 else ''}, "
-        "connect_timeout x (connect_retries + 1)). Check that the server runs and listens on "
-        "that host and port, that use_ssl matches it (TLS or not), and that nothing between "
-        "blocks the port."
-    )
+    why = why_no_channel(channels, min(2, creds.connect_timeout))
+    if why is None:
+        message = (
+            f"No Spark Connect server answered at {masked(address)} within "
+            f"{creds.connect_timeout} s ({attempts} attempt{'s' if attempts > 1 else ''}, "
+            "connect_timeout x (connect_retries + 1)). Check that the server runs and listens "
+            "on that host and port, and that nothing between blocks the port."
+        )
+    else:
+        message = f"Could not open a Spark Connect channel to {masked(address)}: {why}."
     note_lost(address, message)
     raise FailedToConnectError(message)
+
+
+def why_no_channel(channels: ProfileChannelBuilder, timeout: float) -> str | None:
+    """Why no gRPC channel came up although something may listen: a TCP connection and, for
+    TLS, a handshake with the profile's CA, which say what gRPC's wait does not. None when
+    nothing accepts connections at the address."""
+    host, port = channels.endpoint.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as raw:
+            if not channels.uses_tls():
+                return (
+                    "the port accepts connections, but no gRPC channel came up over them; if "
+                    "the server (or a proxy in front of it) speaks TLS, set use_ssl: true"
+                )
+            tls = ssl.create_default_context(cafile=channels.ca_cert)
+            tls.set_alpn_protocols(["h2"])
+            with tls.wrap_socket(raw, server_hostname=host.strip("[]")):
+                return "TLS is set up, but no gRPC channel came up; check host and port"
+    except ssl.SSLError as exc:
+        return (
+            f"the TLS handshake failed ({exc.reason or exc}); if the server's certificate is "
+            "signed by your own certificate authority, set ca_cert to that CA's PEM file, and "
+            "check that the server speaks TLS at all (use_ssl)"
+        )
+    except OSError:
+        return None
 
 
 def retry_policy(creds: SparkStreamsCredentials) -> DefaultPolicy:
