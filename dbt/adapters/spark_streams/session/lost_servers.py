@@ -11,8 +11,6 @@ next command, or an in-process caller, tries again.
 import re
 import threading
 
-import grpc
-
 _LOST: dict[str, str] = {}
 _LOCK = threading.Lock()
 GRPC_DETAILS = re.compile(r'details = "([^"]*)"')
@@ -36,10 +34,13 @@ def forget_lost_servers() -> None:
 
 def server_unavailable(exc: BaseException | None) -> bool:
     """Whether the error (or one it came from) is Spark Connect's client giving up on a
-    server that does not answer (gRPC's UNAVAILABLE, after the client's retries)."""
+    server that does not answer (gRPC's UNAVAILABLE, after the client's retries).
+
+    The code is compared by name: this module is imported by every session, and grpc is only
+    installed with the connect extra."""
     while exc is not None:
         status = getattr(exc, "getGrpcStatusCode", None)
-        if callable(status) and status() == grpc.StatusCode.UNAVAILABLE:
+        if callable(status) and getattr(status(), "name", None) == "UNAVAILABLE":
             return True
         exc = exc.__cause__ or exc.__context__
     return False

@@ -8,25 +8,27 @@
 -#}
 {% macro spark_streams__tblproperties_clause() -%}
   {%- set properties = config.get('tblproperties') -%}
-  {%- if properties is not none %}
-    tblproperties (
-      {%- for name, value in properties.items() %}
-      {{ adapter.sql_string_literal(name) }} = {{ adapter.sql_string_literal(value) }}{{ ',' if not loop.last }}
-      {%- endfor %}
-    )
+  {%- if properties %}
+    tblproperties {{ spark_streams__property_list(properties) }}
   {%- endif %}
 {%- endmacro %}
 
 
 {% macro spark_streams__options_clause() -%}
   {%- set options = config.get('options') -%}
-  {%- if options is not none %}
-    options (
-      {%- for name, value in options.items() %}
-      {{ adapter.sql_string_literal(name) }} = {{ adapter.sql_string_literal(value) }}{{ ',' if not loop.last }}
-      {%- endfor %}
-    )
+  {%- if options %}
+    options {{ spark_streams__property_list(options) }}
   {%- endif %}
+{%- endmacro %}
+
+
+{#- `('name' = 'value', ...)`: every name and value one string literal. -#}
+{% macro spark_streams__property_list(properties) -%}
+  (
+  {%- for name, value in properties.items() %}
+    {{ adapter.sql_string_literal(name) }} = {{ adapter.sql_string_literal(value) }}{{ ',' if not loop.last }}
+  {%- endfor %}
+  )
 {%- endmacro %}
 
 

@@ -4,11 +4,7 @@
 {#- The target's table properties (deletion vectors on unless the model says otherwise; see
     DEFAULT_TARGET_PROPERTIES in streams/builds/config.py). -#}
 {% macro spark_streams__target_tblproperties(consumer) -%}
-  tblproperties (
-    {%- for name, value in consumer.target_properties.items() %}
-    {{ adapter.sql_string_literal(name) }} = {{ adapter.sql_string_literal(value) }}{{ ',' if not loop.last }}
-    {%- endfor %}
-  )
+  tblproperties {{ spark_streams__property_list(consumer.target_properties) }}
 {%- endmacro %}
 
 
