@@ -16,6 +16,7 @@ from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
 from dbt.adapters.spark_streams.stream_methods import StreamMethods
 from dbt.adapters.spark_streams.stream_operations import StreamOperations
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
+from dbt.adapters.spark_streams.unit_test_methods import UnitTestMethods
 
 # `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
 # from `DESCRIBE` and from Spark SQL itself; without this the catalog says `long` for a view's
@@ -25,7 +26,7 @@ ORDER_BY = re.compile(r"^\s*order\s+by\s+", re.IGNORECASE)
 SORT_KEY = re.compile(r"^(.*?)\s+(asc|desc)\s*$", re.IGNORECASE | re.DOTALL)
 
 
-class SparkStreamsAdapter(StreamMethods, StreamOperations, SparkAdapter):
+class SparkStreamsAdapter(StreamMethods, StreamOperations, UnitTestMethods, SparkAdapter):
     """Everything dbt-spark does, on a session this adapter builds; streams build on it."""
 
     ConnectionManager = SparkStreamsConnectionManager

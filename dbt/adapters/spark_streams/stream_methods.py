@@ -67,6 +67,15 @@ PINNED_CHANGES_MARKER = "/* dbt_spark_streams:changes_until_build */"
 SYSTEM_TIME_MARKER = "/* dbt_spark_streams:system_time */"
 
 
+def dry_run_flag(options: dict[str, Any]) -> str:
+    """The dbt flag that makes a stream build a dry run: `--empty` (every input with `limit
+    0`), or `--sample` on a stream whose source has an `event_time` (the sample's window
+    would consume part of the pending changes and skip the rest for good)."""
+    if options.get("empty"):
+        return "--empty"
+    return "--sample" if options.get("sample") else ""
+
+
 class StreamMethods(metaclass=AdapterMeta):
     """Mixed into the adapter (AdapterMeta collects its @available methods)."""
 
@@ -151,7 +160,7 @@ class StreamMethods(metaclass=AdapterMeta):
                 full_refresh=full_refresh,
                 auto_enable_change_tracking=settings.auto_enable_change_tracking,
                 max_data_extension_days=settings.max_data_extension_days,
-                dry_run=bool(options.get("empty")),
+                dry_run=dry_run_flag(options),
                 project_consumers=frozenset(options.get("stream_consumers") or ()),
                 pins=node.pins,
             )
@@ -194,8 +203,13 @@ class StreamMethods(metaclass=AdapterMeta):
     def current_valid_time_sql(
         self, relation: BaseRelation, valid_from: str, valid_to: str, at: str, started: datetime
     ) -> str:
-        """The SQL of one `current_valid_time()` call (streams/travel/current_valid_time.py)."""
-        columns = [column.name for column in self.get_columns_in_relation(relation)]
+        """The SQL of one `current_valid_time()` call (streams/travel/current_valid_time.py).
+        A CTE (a unit test's fixture, an ephemeral model) has no catalog entry to list."""
+        columns = (
+            None
+            if relation.is_cte
+            else [column.name for column in self.get_columns_in_relation(relation)]
+        )
         period = (valid_from, valid_to)
         return current_valid_time.current_valid_time_sql(
             str(relation), columns, period, at, started

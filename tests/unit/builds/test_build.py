@@ -179,7 +179,7 @@ def test_nothing_pending_writes_nothing_and_queues_the_committed_offsets() -> No
 def test_a_dry_run_marks_the_target_it_creates_and_moves_no_offset() -> None:
     spark = FakeSpark()
     env, registry, steps, _ = env_for(spark)
-    build = build_for(exists=False, dry_run=True, last_txn_version=2)
+    build = build_for(exists=False, dry_run="--empty", last_txn_version=2)
     outcome = finish(env, CONSUMER, build, WRITE, {})
     assert outcome.message == "OK, --empty: target created empty, nothing consumed"
     assert outcome.counts is None
@@ -202,7 +202,7 @@ def test_a_model_without_streams_writes_with_its_confs_and_no_offsets() -> None:
 def test_a_dry_run_with_nothing_to_create_writes_nothing() -> None:
     spark = FakeSpark()
     env, _, _, _ = env_for(spark)
-    outcome = finish(env, CONSUMER, build_for(dry_run=True), None, {})
+    outcome = finish(env, CONSUMER, build_for(dry_run="--empty"), None, {})
     assert outcome.message == "OK, --empty: nothing consumed"
     assert spark.statements == []
 

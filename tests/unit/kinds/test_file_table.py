@@ -213,7 +213,7 @@ def test_a_new_stream_without_initial_rows_records_the_files_unread() -> None:
 
 def test_a_dry_run_reads_no_file_and_records_nothing() -> None:
     landing = Landing(new_files=3, stored=stored())
-    the_build = build(dry_run=True)
+    the_build = build(dry_run="--empty")
     assert "from `landing`.`events` where false)" in resolve(landing, the_build)
     assert the_build.reads == {} and not any("dbt_streams" in s for s in landing.statements)
 

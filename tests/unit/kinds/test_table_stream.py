@@ -195,7 +195,7 @@ def test_a_peek_never_turns_change_tracking_on() -> None:
 
 
 def test_dry_run_reads_no_offset() -> None:
-    kind, dry = FakeKind(version=4), build(dry_run=True)
+    kind, dry = FakeKind(version=4), build(dry_run="--empty")
     assert resolve(kind, {}, dry) == "no rows at 4"
     assert dry.reads == {} and not dry.has_write
     assert "history" not in kind.asked

@@ -215,7 +215,7 @@ def test_insert_only_and_history_are_refused_before_reading() -> None:
 
 
 def test_a_dry_run_records_nothing() -> None:
-    the_build = build(dry_run=True)
+    the_build = build(dry_run="--empty")
     sql = resolve(Shop(stored=offsets(1)), the_build)
     assert " where false" in sql and the_build.reads == {}
 

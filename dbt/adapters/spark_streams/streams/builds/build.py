@@ -58,7 +58,8 @@ class StreamBuild:
     auto_enable_change_tracking: bool
     max_data_extension_days: int = 0
     config: ConsumerConfig | None = None  # a consumer's, parsed by its first stream() call
-    dry_run: bool = False
+    # dbt's flag that made this build a dry run ('--empty', '--sample'), if one did.
+    dry_run: str = ""
     project_consumers: frozenset[str] = frozenset()
     last_txn_version: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -225,14 +226,15 @@ def finish(
 def _finish_dry_run(
     env: BuildEnv, node_id: str, build: StreamBuild, statement: str | None, confs: dict
 ) -> str:
-    """dbt's --empty: the target is created empty where it is missing, and no offset moves.
+    """dbt's --empty (or --sample, whose time window a stream cannot take without consuming
+    part of its changes): the target is created empty where it is missing, and no offset moves.
     The created target is marked so that its next real build starts its streams over instead
     of resuming a registered offset into an empty table."""
     if statement is None:
-        return "OK, --empty: nothing consumed"
+        return f"OK, {build.dry_run}: nothing consumed"
     commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
     env.run_with_confs(statement, {**confs, **marker_confs(commit)})
-    return "OK, --empty: target created empty, nothing consumed"
+    return f"OK, {build.dry_run}: target created empty, nothing consumed"
 
 
 def write_confs(file_rows: int) -> dict[str, str]:

@@ -128,7 +128,7 @@ def resolve_view_stream(
             "view's rows. Rebuild the consumer with --full-refresh to recreate the stream."
         )
     intervals = _table_intervals(run, registry, build, request, view, creating)
-    sql = _rows_sql(request, view, intervals, creating, build.dry_run)
+    sql = _rows_sql(request, view, intervals, creating, bool(build.dry_run))
     if not build.dry_run:
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
     return sql

@@ -19,20 +19,21 @@ REFERENCE_TIMES = ("transaction", "now")
 
 def current_valid_time_sql(
     relation: str,
-    columns: Sequence[str],
+    columns: Sequence[str] | None,
     period: tuple[str, str],
     at: str,
     started: datetime,
 ) -> str:
-    """The current rows of `relation` (whose `columns` are as the catalog lists them), without
-    its `period` columns (valid_from, valid_to); an error naming the fix otherwise."""
+    """The current rows of `relation` (whose `columns` are as the catalog lists them, None
+    when it has no catalog entry), without its `period` columns (valid_from, valid_to); an
+    error naming the fix otherwise."""
     label = f"current_valid_time({relation})"
-    spelled = {column.lower(): column for column in columns}
+    spelled = {column.lower(): column for column in columns or period}
     for setting, name in zip(("valid_from", "valid_to"), period, strict=True):
         if name.lower() not in spelled:
             raise StreamError(
                 f"{label}: {setting}='{name}' is not a column of {relation}; its columns are "
-                f"{', '.join(columns)}. Name its period columns (for a dbt snapshot: "
+                f"{', '.join(columns or ())}. Name its period columns (for a dbt snapshot: "
                 "valid_from='dbt_valid_from', valid_to='dbt_valid_to')."
             )
     if at not in REFERENCE_TIMES:
@@ -42,10 +43,13 @@ def current_valid_time_sql(
             "current_timestamp())."
         )
     valid_from, valid_to = (quote(spelled[name.lower()]) for name in period)
-    kept = [c for c in columns if c.lower() not in {name.lower() for name in period}]
+    if columns is None:
+        kept = f"* except ({valid_from}, {valid_to})"
+    else:
+        kept = column_list(c for c in columns if c.lower() not in {n.lower() for n in period})
     time = _reference_time(at, started)
     return (
-        f"(select {column_list(kept)} from {relation} "
+        f"(select {kept} from {relation} "
         f"where {valid_from} <= {time} and ({valid_to} is null or {time} < {valid_to}))"
     )
 

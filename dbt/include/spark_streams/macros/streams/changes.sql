@@ -13,6 +13,9 @@
   {%- if not execute -%}
     {{ return(relation) }}
   {%- endif -%}
+  {%- if model.resource_type == 'unit_test' -%}
+    {{ return(adapter.fixture_stream_sql(model.unique_id, relation, unique_key)) }}
+  {%- endif -%}
   {%- set options = {
       'at': at,
       'before': before,

@@ -13,6 +13,9 @@
   {%- if not execute -%}
     {{ return(relation) }}
   {%- endif -%}
+  {%- if model.resource_type == 'unit_test' -%}
+    {{ return(adapter.fixture_system_time_sql(relation)) }}
+  {%- endif -%}
   {%- set options = {
       'as_of': as_of, 'before': before, 'from_to': from_to, 'between': between,
       'empty': relation.limit == 0,
@@ -27,7 +30,8 @@
 
 
 {% macro spark_streams__retention_start(relation) -%}
-  {%- if not execute -%}
+  {#- At parse time, and in a unit test (a fixture has no history): the earliest time. -#}
+  {%- if not execute or model.resource_type == 'unit_test' -%}
     {{ return('1970-01-01 00:00:00') }}
   {%- endif -%}
   {{ return(adapter.retention_start(node_id=model.unique_id, source=relation)) }}

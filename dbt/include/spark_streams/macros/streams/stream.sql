@@ -17,10 +17,14 @@
     {%- endif -%}
     {{ return(relation) }}
   {%- endif -%}
+  {#- In a dbt unit test the relation is a fixture: its rows are the change records. -#}
+  {%- if model.resource_type == 'unit_test' -%}
+    {{ return(adapter.fixture_stream_sql(model.unique_id, relation, unique_key)) }}
+  {%- endif -%}
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
-  {#- dbt's --empty renders every ref() and source() with `limit 0`: a dry run reads and
-      consumes nothing. The model's config is checked and defaulted in Python
+  {#- dbt's --empty renders every ref() and source() with `limit 0`, and --sample a source
+      with an event_time with a time window: a dry run reads and consumes nothing. The model's config is checked and defaulted in Python
       (streams/builds/config.py). -#}
   {%- set options = {
       'name': name,
@@ -32,6 +36,7 @@
       'before': before,
       'stream_consumers': spark_streams__stream_consumers() if consuming else {},
       'empty': relation.limit == 0,
+      'sample': relation.event_time_filter is not none,
   } -%}
   {%- set change_sql = adapter.stream_sql(
       node_id=model.unique_id, model_name=model.name, config=config, consuming=consuming,
