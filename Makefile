@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint docs wheel unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
+.PHONY: install jars demo test lint docs wheel peer unit functional fuzz mutate soak bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ wheel: install
 	cd $(WHEEL_DIR)/project && DBT_PROFILES_DIR=$$PWD $(abspath $(WHEEL_DIR))/venv/bin/dbt debug
 	$(WHEEL_DIR)/venv/bin/python -c "import dbt.adapters.spark_streams as a; \
 	    assert '$(abspath $(WHEEL_DIR))/venv' in a.__file__, a.__file__; print('adapter from', a.__file__)"
+
+# dbt-spark's own functional tests (from its source distribution on PyPI, by the installed
+# version) against this adapter's session, with the tests dbt-spark skips for its session
+# profile skipped (scripts/peer_suite.py). About 4 minutes; .ci/run runs it after make test.
+peer: install
+	$(BIN)/python scripts/peer_suite.py
 
 unit: install
 	$(BIN)/pytest tests/unit
@@ -169,5 +175,5 @@ bench-many: install
 	$(BIN)/python -m bench.many $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(JARS) site dist integration_project/target integration_project/logs \
+	rm -rf $(VENV) $(JARS) site dist build integration_project/target integration_project/logs \
 	       integration_project/spark-warehouse integration_project/metastore
