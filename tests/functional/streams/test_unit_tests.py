@@ -20,6 +20,7 @@ sources:
     schema: "{{ target.schema }}"
     tables:
       - name: items
+      - name: orders
       - name: items_view
       - name: landing
       - name: events
@@ -83,6 +84,13 @@ MODELS = {
         "from {{ for_system_time(source('shop', 'items'), as_of='2026-01-01 00:00:00') }}"
     ),
     "current.sql": table_model("select * from {{ current_valid_time(ref('items_history')) }}"),
+    # The example of docs/guides/testing.md.
+    "orders_mirror.sql": stream_model(
+        "apply_changes",
+        "select id, amount * 100 as cents, metadata_action, metadata_isupdate\n"
+        "from {{ stream(source('shop', 'orders'), unique_key='id') }}\n"
+        "where amount is not null",
+    ),
     "sampled.sql": stream_model(
         "apply_changes",
         "select * from {{ stream(source('shop', 'events'), unique_key='id') }}",
@@ -190,6 +198,31 @@ unit_tests:
           select 2, 20, timestamp'2020-01-01 00:00:00', timestamp'2021-01-01 00:00:00'
     expect:
       rows: [{id: 1, v: 10}]
+
+  - name: new_orders_in_cents
+    model: orders_mirror
+    given:
+      - input: source('shop', 'orders')
+        rows:
+          - {id: 1, amount: 2.50}
+          - {id: 2, amount: null}
+    expect:
+      rows:
+        - {id: 1, cents: 250, metadata_action: INSERT, metadata_isupdate: false}
+
+  - name: deletes_and_updates
+    model: orders_mirror
+    given:
+      - input: source('shop', 'orders')
+        rows:
+          - {id: 1, amount: 2.50, metadata_action: DELETE, metadata_isupdate: true}
+          - {id: 1, amount: 3.00, metadata_action: INSERT, metadata_isupdate: true}
+          - {id: 3, amount: 1.00, metadata_action: DELETE}
+    expect:
+      rows:
+        - {id: 1, cents: 250, metadata_action: DELETE, metadata_isupdate: true}
+        - {id: 1, cents: 300, metadata_action: INSERT, metadata_isupdate: true}
+        - {id: 3, cents: 100, metadata_action: DELETE, metadata_isupdate: false}
 """
 
 
@@ -205,6 +238,7 @@ class TestUnitTestsOfStreamModels(DeltaProject):
             "tblproperties (delta.enableChangeDataFeed = false)"
         )
         project.run_sql(f"insert into {schema}.items values (100, 100)")
+        project.run_sql(f"create table {schema}.orders (id int, amount decimal(10, 2))")
         project.run_sql(f"create view {schema}.items_view as select id, v from {schema}.items")
         project.run_sql(f"create table {schema}.landing (id int, v int) using parquet")
         project.run_sql(f"create table {schema}.events (id int, at timestamp) using delta")
@@ -218,7 +252,7 @@ class TestUnitTestsOfStreamModels(DeltaProject):
                 "inserts_by_default", "deletes_and_updates_given", "an_update_shares_its_row_id",
                 "equal_rows_have_their_own_ids", "history_rows", "over_a_view",
                 "over_a_file_table", "changes_of_given_rows", "rows_as_of_a_time",
-                "current_rows_of_a_history",
+                "current_rows_of_a_history", "new_orders_in_cents", "deletes_and_updates",
             )
         )  # fmt: skip
         assert registered(project) == []
