@@ -153,6 +153,7 @@ class Soak:
                 "order_update",
                 "event",
                 "add_column",
+                "evolving_merge",
                 "set_added",
             ]
         )
@@ -164,6 +165,8 @@ class Soak:
         if kind == "add_column" and len(self.added_columns) < MAX_ADDED_COLUMNS:
             self.added_columns.append(f"added{len(self.added_columns) + 1}")
             return f"alter table {CUSTOMERS} add columns ({self.added_columns[-1]} string)"
+        if kind == "evolving_merge" and len(self.added_columns) < MAX_ADDED_COLUMNS:
+            return self.evolving_merge(key)
         if kind == "set_added" and self.added_columns:
             column = self.rng.choice(self.added_columns)
             return (
@@ -205,6 +208,22 @@ class Soak:
             return f"update crash_raw.orders set amount = amount + 1 where id = {key}"
         self.events += 1
         return f"insert into crash_raw.events values ({self.fresh()}, 'soak')"
+
+    def evolving_merge(self, key: int) -> str:
+        """A MERGE whose source has a column the customers lack: schema auto-merge (on for the
+        batch's statements, see random_batch) adds it, with no trace in the history."""
+        new = self.fresh()
+        self.customers.add(new)
+        self.added_columns.append(f"added{len(self.added_columns) + 1}")
+        columns = (
+            "".join(f", cast(null as string) as {c}" for c in self.added_columns[:-1])
+            + f", 'e{new}' as {self.added_columns[-1]}"
+        )
+        return (
+            f"merge into {CUSTOMERS} t using (select {key} as id, 'e' as name, 'gold' as tier"
+            f"{columns} union all select {new}, 'e{new}', 'basic'{columns}) s on t.id = s.id "
+            "when matched then update set * when not matched then insert *"
+        )
 
     def nulls(self) -> str:
         """Values for the columns added so far, in an INSERT ... VALUES."""
@@ -331,8 +350,14 @@ def replay(history: History, root: Path) -> Failure | None:
         return failed
 
 
+# Applied before each batch's statements, on their session only: a MERGE with `set *` whose
+# source has a new column evolves the schema (the soak's other MERGEs name their columns).
+AUTO_MERGE = "set spark.databricks.delta.schema.autoMerge.enabled = true"
+
+
 def random_batch(soak: Soak) -> Batch:
-    statements = tuple(soak.statement() for _ in range(soak.rng.randint(*BATCH)))
+    drawn = (soak.statement() for _ in range(soak.rng.randint(*BATCH)))
+    statements = (AUTO_MERGE, *drawn)
     outcome = soak.rng.random()
     if outcome < 0.15:
         return Batch(statements, "fail")

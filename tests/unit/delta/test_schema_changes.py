@@ -184,3 +184,39 @@ def test_a_peek_that_needs_the_check_off_names_the_consumer_to_build() -> None:
 )
 def test_each_change_is_described_for_a_person(change: Row, described: str) -> None:
     assert describe_change(change) == described
+
+
+MERGE = commit(6, "MERGE", predicate='["(id = id)"]')
+WRITE_REFUSED = "[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_DATA_SCHEMA] Retrieving table changes ..."
+
+
+def test_a_refused_write_is_read_across_a_merge_that_evolved_the_schema() -> None:
+    """No history trace, so no probe before the write; after Delta's refusal, a refused range
+    that a MERGE explains turns the check off for the second try."""
+    probe, reads = Probe(), SchemaReads()
+    check_schema_changes(probe, reads, "s", pending(MERGE, commit(7, "DELETE")), CONSUMER, True)
+    assert probe.asked == [] and reads.confs == {}
+    assert reads.read_across_evolution(probe, WRITE_REFUSED, CONSUMER)
+    assert reads.reads[0].check_off == MERGE
+    assert reads.confs == {UNSAFE_READ: "true"}
+    assert describe_change(MERGE) == "evolved its schema in a MERGE (schema auto-merge)"
+
+
+def test_other_write_failures_are_left_to_the_caller() -> None:
+    reads = SchemaReads()
+    check_schema_changes(Probe(), reads, "s", pending(MERGE), CONSUMER, True)
+    assert not reads.read_across_evolution(Probe(), "[DELTA_CONCURRENT_APPEND] ...", CONSUMER)
+    assert not reads.read_across_evolution(Probe(refuses=False), WRITE_REFUSED, CONSUMER)
+    only_deletes = SchemaReads()
+    check_schema_changes(Probe(), only_deletes, "s", pending(commit(6, "DELETE")), CONSUMER, True)
+    assert not only_deletes.read_across_evolution(Probe(), WRITE_REFUSED, CONSUMER)
+    assert reads.confs == {} and only_deletes.confs == {}
+
+
+def test_a_merge_and_a_replaced_schema_in_one_range_are_refused() -> None:
+    reads = SchemaReads()
+    overwrite = commit(7, "WRITE", canOverwriteSchema="true")
+    probe = Probe(refuses=False)  # Delta reads the overwrite with its check on
+    check_schema_changes(probe, reads, "s", pending(MERGE, overwrite), CONSUMER, True)
+    with pytest.raises(StreamError, match=r"version 6 of `raw`\.`orders`, which evolved its"):
+        reads.read_across_evolution(Probe(), WRITE_REFUSED, CONSUMER)

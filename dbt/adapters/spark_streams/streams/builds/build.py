@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
 from dbt.adapters.spark_streams.streams.delta.schema_changes import SchemaReads
 from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
+from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.commit import (
     BuildCommit,
     RunWithConfs,
@@ -208,7 +209,7 @@ def finish(
     # The write runs the change read: a read across a source's schema change may need
     # Delta's schema check off, for this statement only (streams/delta/schema_changes.py).
     confs = {**confs, **build.schema_reads.confs}
-    reported = run_with_commit(env.run_with_confs, statement, commit, confs)
+    reported = _write(env, build, statement, commit, confs)
     if reported:
         counts = WriteCounts.from_merge_row(reported[0])
     else:
@@ -221,6 +222,42 @@ def finish(
     env.registry.queue_if_behind(build.committed)
     names = ", ".join(record.name for record in stamped)
     return BuildOutcome(f"OK, consumed {names}: {counts.summary()}", counts)
+
+
+def _write(
+    env: BuildEnv, build: StreamBuild, statement: str, commit: BuildCommit, confs: dict
+) -> list[Row]:
+    """The build's write; once more with Delta's schema check off if Delta refused to read a
+    range across a MERGE or write that evolved the source's schema (schema_changes.py)."""
+    try:
+        return run_with_commit(env.run_with_confs, statement, commit, confs)
+    except StreamError:
+        raise
+    except Exception as exc:
+        if not build.schema_reads.read_across_evolution(env.run, str(exc), commit.consumer):
+            raise _delta_refused(commit, exc) from exc
+    confs = {**confs, **build.schema_reads.confs}
+    try:
+        return run_with_commit(env.run_with_confs, statement, commit, confs)
+    except StreamError:
+        raise
+    except Exception as exc:
+        raise _delta_refused(commit, exc) from exc
+
+
+def _delta_refused(commit: BuildCommit, exc: Exception) -> Exception:
+    """Delta's error from a build's write, once, with the streams and the model named (dbt
+    shows it as the model's error); any other error as it came."""
+    message = str(exc)
+    start = message.find("[DELTA_")
+    if start < 0:
+        return exc
+    delta = message[start:].strip()
+    streams = ", ".join(record.name for record in commit.records)
+    return StreamError(
+        f"The build of {commit.consumer.split('.', 2)[-1]} reading stream(s) {streams} failed in "
+        f"Delta, and nothing was written: no offset moved. Delta said: {delta}"
+    )
 
 
 def _finish_dry_run(
