@@ -111,3 +111,36 @@ def test_delta_still_has_the_setting_the_read_across_relies_on(spark):
             "(streams/delta/schema_changes.py): find what replaced it in this Delta version."
         )
     assert default == "false"
+
+
+FROM_START = """
+{{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
+          unique_key='id') }}
+select id, full_name, metadata_action, metadata_isupdate
+from {{ stream(source('shop', 'people'), at={'version': 0}) }}
+"""
+
+
+class TestStreamStartedBeforeARename(DeltaProject):
+    """A new stream started at a point before a rename reads across it as an existing stream's
+    pending changes do (the check is the same)."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": sources_yml("shop", "people"), "from_start.sql": FROM_START}
+
+    def test_reads_its_first_changes_across_the_rename(self, project):
+        people = f"{project.test_schema}.people"
+        project.run_sql(
+            f"create table {people} (id int, name string) using delta tblproperties "
+            "(delta.enableChangeDataFeed = true, delta.columnMapping.mode = 'name')"
+        )
+        project.run_sql(f"insert into {people} values (1, 'Ann'), (2, 'Bob')")
+        project.run_sql(f"alter table {people} rename column name to full_name")
+        project.run_sql(f"update {people} set full_name = 'Bo' where id = 2")
+        project.run_sql(f"insert into {people} values (3, 'Cy')")
+
+        run_dbt(["run"])
+
+        assert rows(project, "from_start") == [(1, "Ann"), (2, "Bo"), (3, "Cy")]
+        assert rows(project, "from_start") == rows(project, "people")

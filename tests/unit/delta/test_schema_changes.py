@@ -220,3 +220,17 @@ def test_a_merge_and_a_replaced_schema_in_one_range_are_refused() -> None:
     check_schema_changes(probe, reads, "s", pending(MERGE, overwrite), CONSUMER, True)
     with pytest.raises(StreamError, match=r"version 6 of `raw`\.`orders`, which evolved its"):
         reads.read_across_evolution(Probe(), WRITE_REFUSED, CONSUMER)
+
+
+def test_a_new_stream_that_cannot_read_across_is_told_to_start_later() -> None:
+    """A full refresh would start it at its at= point again: the fix is a later point."""
+    with pytest.raises(StreamError) as refused:
+        check_schema_changes(
+            Probe(), SchemaReads(), "s", pending(REPLACE), CONSUMER, True, started=True
+        )
+    assert refused.value.msg.endswith(
+        "Nothing was read or written. Start the stream at or after that version, e.g. "
+        "at={'version': 7}, or without at= / before= (the source's current rows)."
+    )
+    with pytest.raises(StreamError, match=r"a peek cannot read them\. Start it at or after"):
+        check_schema_changes(Probe(), SchemaReads(), "s", pending(RENAME), "", False, started=True)

@@ -59,6 +59,9 @@ class FakeKind:
         self.asked.append("check_readable")
         return ["about to go stale"]
 
+    def check_start(self, run, reads, stream, source, versions, consumer, consuming):
+        self.asked.append(f"check_start {versions}")
+
     def prepare(self, stream, source, creating, consuming, auto_enable, extension_days):
         self.asked.append("prepare")
         if not source.change_data_feed and not (creating and consuming and auto_enable):

@@ -68,6 +68,7 @@ class SchemaRead:
     check_off: Row | None = None
     replacing: Row | None = None
     commits: tuple[Row, ...] = ()  # the range's commits after its first, oldest first
+    started: bool = False  # a new stream's first read, from its at= or before= point
 
 
 @dataclass
@@ -123,27 +124,28 @@ def check_schema_changes(
     pending: CommitsSinceOffset,
     consumer: str,
     consuming: bool,
+    started: bool = False,
 ) -> None:
-    """Decide how the stream's pending changes are read across schema changes, or fail.
+    """Decide how the stream's pending changes (or, `started`, a new stream's first read from
+    its at= or before= point) are read across schema changes, or fail.
 
     A peek cannot turn the check off (its SQL runs in another model's statements), so a peek
     that would need it fails and names the consumer to build first.
     """
-    read = schema_read(run, stream, pending, consumer)
+    read = schema_read(run, stream, pending, consumer, started)
     if read.check_off is not None and not consuming:
         raise _peek_refused(read, consumer)
     reads.add(read, consumer)
 
 
 def schema_read(
-    run: RunSql, stream: str, pending: CommitsSinceOffset, consumer: str
+    run: RunSql, stream: str, pending: CommitsSinceOffset, consumer: str, started: bool = False
 ) -> SchemaRead:
     """How the range reads. Delta reads a change in the range's first commit in the new schema
     with its check on, so only the commits after it count."""
     later = pending.commits[1:]
-    read = SchemaRead(
-        stream, pending.source, pending.offset + 1, pending.pin, commits=tuple(later)
-    )
+    start, end = pending.offset + 1, pending.pin
+    read = SchemaRead(stream, pending.source, start, end, commits=tuple(later), started=started)
     replacing = next((row for row in later if _may_replace_schema(row)), None)
     changes = [row for row in later if _reads_in_new_schema(row)]
     if (replacing is None and not changes) or readable_as_is(run, read):
@@ -253,6 +255,18 @@ def _rebuild(consumer: str) -> str:
     )
 
 
+def _fix(read: SchemaRead, change: Row, consumer: str) -> str:
+    """What to do: a new stream starts after the change (its at= or before= point is the
+    model's own config, which a full refresh would read again); an existing one rebuilds."""
+    if read.started:
+        return (
+            "Nothing was read or written. Start the stream at or after that version, e.g. "
+            f"at={{'version': {_version(change)}}}, or without at= / before= (the source's "
+            "current rows)."
+        )
+    return _rebuild(consumer)
+
+
 def _version(row: Row) -> int:
     return int(row["version"])
 
@@ -261,7 +275,8 @@ def _unreadable(read: SchemaRead, change: Row, consumer: str) -> StreamError:
     return StreamError(
         f"Stream {read.stream}: version {_version(change)} of {read.source} "
         f"{describe_change(change)}, and Delta cannot read the stream's pending changes "
-        f"(versions {read.start} to {read.end}) across that change. {_rebuild(consumer)}"
+        f"(versions {read.start} to {read.end}) across that change. "
+        f"{_fix(read, change, consumer)}"
     )
 
 
@@ -275,12 +290,20 @@ def _unsafe_together(
         f"off, and version {_version(replaced.replacing)} of {replaced.source} "
         f"{describe_change(replaced.replacing)}, which may have replaced its schema; with the "
         f"check off such a change could be read wrongly, so the build reads neither. "
-        f"{_rebuild(consumer)}"
+        f"{_fix(replaced, replaced.replacing, consumer)}"
     )
 
 
 def _peek_refused(read: SchemaRead, consumer: str) -> StreamError:
     assert read.check_off is not None
+    if read.started:
+        return StreamError(
+            f"Stream {read.stream}: its changes from its start point (versions {read.start} to "
+            f"{read.end} of {read.source}) cross version {_version(read.check_off)}, which "
+            f"{describe_change(read.check_off)}. Delta reads changes across that only in a "
+            "consumer's build, so a peek cannot read them. Start it at or after that version, "
+            f"e.g. at={{'version': {_version(read.check_off)}}}."
+        )
     return StreamError(
         f"Stream {read.stream}: its pending changes (versions {read.start} to {read.end} of "
         f"{read.source}) cross version {_version(read.check_off)}, which "

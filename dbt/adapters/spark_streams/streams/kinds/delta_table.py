@@ -159,6 +159,22 @@ class DeltaTableKind:
         check_schema_changes(run, reads, stream, history, offset.consumer, consuming)
         return [warning] if warning else []
 
+    def check_start(
+        self,
+        run: RunSql,
+        reads: SchemaReads,
+        stream: str,
+        source: SourceTable,
+        versions: tuple[int, int],
+        consumer: str,
+        consuming: bool,
+    ) -> None:
+        """A new stream from a point: its first read is checked for schema changes as an
+        existing stream's pending changes are, from the history of the versions it reads."""
+        first, pin = versions
+        history = commits_since_offset(run, source.name, first - 1, pin=pin)
+        check_schema_changes(run, reads, stream, history, consumer, consuming, started=True)
+
     def prepare(
         self,
         stream: str,

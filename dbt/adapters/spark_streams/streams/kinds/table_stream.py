@@ -79,6 +79,20 @@ class TableSource(Protocol):
         read cannot cross); else warnings (changes about to leave retention)."""
         ...
 
+    def check_start(
+        self,
+        run: RunSql,
+        reads: SchemaReads,
+        stream: str,
+        source: SourceTable,
+        versions: tuple[int, int],
+        consumer: str,
+        consuming: bool,
+    ) -> None:
+        """An error if a new stream's first read (`versions`, first to pin, from `at` or
+        `before`) crosses a schema change it cannot read; see check_readable."""
+        ...
+
     def prepare(
         self,
         stream: str,
@@ -154,7 +168,7 @@ def resolve_with_source(
     pin = _pin(run, build, source, table)
     snapshot = _snapshot(request, source, pin)
     if existing is None or creating:
-        sql = _new_stream(run, request, source, snapshot, table)
+        sql = _new_stream(run, build, request, source, snapshot, table)
         build.moves = True
     else:
         first = existing.offset_version + 1
@@ -300,6 +314,7 @@ def _snapshot(request: StreamRequest, source: SourceTable, pin: SourceVersion) -
 
 def _new_stream(
     run: RunSql,
+    build: StreamBuild,
     request: StreamRequest,
     source: SourceTable,
     snapshot: Snapshot,
@@ -312,6 +327,11 @@ def _new_stream(
             raise StreamError(
                 f"Stream {request.name}: start {request.start!r} is outside the history of "
                 f"{source.name}, whose versions run from 0 to {snapshot.version}."
+            )
+        if not build.dry_run and first <= snapshot.version:
+            versions, consumer = (first, snapshot.version), build.consumer or ""
+            table.check_start(
+                run, build.schema_reads, request.name, source, versions, consumer, build.consuming
             )
         return table.changes_sql(request.rows_mode, snapshot, first)
     if request.show_initial_rows:
