@@ -23,6 +23,9 @@ MODELS = {
     "wide_mirror.sql": MIRROR.format(setting="sync_all_columns", source="merged_wide"),
     "added_mirror.sql": MIRROR.format(setting="append_new_columns", source="merged_added"),
     "written_mirror.sql": MIRROR.format(setting="append_new_columns", source="written_added"),
+    # changes() across the widening MERGE: read-only, run in the model's own statement.
+    "wide_changes.sql": "{{ config(materialized='table') }}\nselect id, v from "
+    "{{ changes(source('shop', 'merged_wide'), at={'version': 0}, unique_key='id') }}",
     # An error Delta still raises inside a stream build: an update to an append-only target.
     "append_only_mirror.sql": MIRROR.replace("enableTypeWidening", "appendOnly").format(
         setting="fail", source="plain"
@@ -74,7 +77,9 @@ class TestMergeSchemaEvolution(DeltaProject):
         results = {r.node.name: r for r in run_dbt(["run"], expect_pass=False)}
 
         assert {name: r.status for name, r in results.items()} == {
-            **dict.fromkeys(("wide_mirror", "added_mirror", "written_mirror"), "success"),
+            **dict.fromkeys(
+                ("wide_mirror", "added_mirror", "written_mirror", "wide_changes"), "success"
+            ),
             "append_only_mirror": "error",
         }
         refused = results["append_only_mirror"].message
@@ -92,6 +97,7 @@ class TestMergeSchemaEvolution(DeltaProject):
         ):
             assert rows(project, mirror) == rows(project, source), mirror
         assert rows(project, "wide_mirror") == [(1, 101), (2, 5000000000), (4, 7)]
+        assert rows(project, "wide_changes") == rows(project, "merged_wide")
         assert rows(project, "added_mirror") == [(1, 101, None), (2, 20, "b"), (4, 40, "d")]
 
 
@@ -121,13 +127,24 @@ from {{ stream(source('shop', 'people'), at={'version': 0}) }}
 """
 
 
+PEOPLE_CHANGES = """
+{{ config(materialized='table') }}
+select id, full_name, metadata_action
+from {{ changes(source('shop', 'people'), at={'version': 0}, unique_key='id') }}
+"""
+
+
 class TestStreamStartedBeforeARename(DeltaProject):
-    """A new stream started at a point before a rename reads across it as an existing stream's
-    pending changes do (the check is the same)."""
+    """A new stream started at a point before a rename, and a changes() interval from it, read
+    across it as an existing stream's pending changes do (the check is the same)."""
 
     @pytest.fixture(scope="class")
     def models(self):
-        return {"sources.yml": sources_yml("shop", "people"), "from_start.sql": FROM_START}
+        return {
+            "sources.yml": sources_yml("shop", "people"),
+            "from_start.sql": FROM_START,
+            "people_changes.sql": PEOPLE_CHANGES,
+        }
 
     def test_reads_its_first_changes_across_the_rename(self, project):
         people = f"{project.test_schema}.people"
@@ -144,3 +161,8 @@ class TestStreamStartedBeforeARename(DeltaProject):
 
         assert rows(project, "from_start") == [(1, "Ann"), (2, "Bo"), (3, "Cy")]
         assert rows(project, "from_start") == rows(project, "people")
+        assert rows(project, "people_changes") == [
+            (1, "Ann", "INSERT"),
+            (2, "Bo", "INSERT"),
+            (3, "Cy", "INSERT"),
+        ]

@@ -21,15 +21,53 @@ from pyspark.sql import Row, SparkSession
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
 from dbt.adapters.spark_streams.session.history import history_frame
 from dbt.adapters.spark_streams.session.lost_servers import note_lost, server_unavailable
+from dbt.adapters.spark_streams.streams.delta.schema_changes import (
+    INCOMPATIBLE,
+    READ_ACROSS_MARKER,
+    REPLACED_MARKER,
+    RETRY_ACROSS_MARKER,
+    UNSAFE_READ,
+)
+
+NOT_SET = object()
+
+
+class ReadAcrossSwitch:
+    """Delta's check of change reads across schema changes, off for a statement whose SQL holds
+    a changes() read the engine found safe to read so (streams/delta/schema_changes.py), and
+    back as it was for the connection's next statement. It stays off until then: a query is
+    planned again when its rows are fetched (over Spark Connect, by the server). One per
+    connection, since dbt takes a fresh cursor for each statement."""
+
+    def __init__(self, session: SparkSession) -> None:
+        self.session = session
+        self.before: Any = NOT_SET
+
+    def set(self, on: bool) -> None:
+        if self.before is not NOT_SET:
+            if self.before is None:
+                self.session.conf.unset(UNSAFE_READ)
+            else:
+                self.session.conf.set(UNSAFE_READ, self.before)
+            self.before = NOT_SET
+        if on:
+            self.before = self.session.conf.get(UNSAFE_READ, None)
+            self.session.conf.set(UNSAFE_READ, "true")
 
 
 class BoundCursor(Cursor):
     """dbt-spark's cursor, executing on a given session."""
 
-    def __init__(self, session: SparkSession, address: str | None = None) -> None:
+    def __init__(
+        self,
+        session: SparkSession,
+        address: str | None = None,
+        switch: ReadAcrossSwitch | None = None,
+    ) -> None:
         super().__init__()
         self.session = session
         self.address = address
+        self.switch = switch or ReadAcrossSwitch(session)
 
     @contextmanager
     def _spark_errors(self) -> Iterator[None]:
@@ -48,8 +86,22 @@ class BoundCursor(Cursor):
         if parameters:
             sql = sql % parameters
         with self._spark_errors():
+            self.switch.set(READ_ACROSS_MARKER in sql and REPLACED_MARKER not in sql)
             history = history_frame(self.session, sql)
-            self._df = self.session.sql(sql) if history is None else history
+            self._df = self._run(sql) if history is None else history
+
+    def _run(self, sql: str) -> Any:
+        """The statement; once more with Delta's check off if Delta refused a changes() read
+        the engine marked as possibly crossing a MERGE that evolved the schema unseen (the
+        refused statement wrote nothing)."""
+        try:
+            return self.session.sql(sql)
+        except Exception as exc:
+            retry = RETRY_ACROSS_MARKER in sql and REPLACED_MARKER not in sql
+            if not retry or INCOMPATIBLE not in str(exc):
+                raise
+        self.switch.set(True)
+        return self.session.sql(sql)
 
     @property
     def description(self) -> Sequence[tuple]:
@@ -78,10 +130,11 @@ class BoundConnection(Connection):
         self.session = session
         self.release_on_close = release_on_close
         self.address = address  # a Spark Connect server's, as the profile's host names it
+        self.switch = ReadAcrossSwitch(session)
 
     def cursor(self) -> BoundCursor:
         """A fresh cursor on the bound session."""
-        return BoundCursor(self.session, self.address)
+        return BoundCursor(self.session, self.address, self.switch)
 
     def release(self) -> None:
         """Give back a session opened for this connection alone (a Spark Connect one)."""

@@ -54,6 +54,16 @@ SQL_TYPES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "t
 # Writes that evolve a schema without a trace in the history when the writer's session has
 # schema auto-merge on: added columns and, with type widening, wider types, never more.
 SILENT_EVOLUTION = ("MERGE", "WRITE", "STREAMING UPDATE")
+# Marks the SQL of a read-only change read (changes()) that crosses a schema change Delta reads
+# only with its check off: the statement holding it runs with UNSAFE_READ on (session/cursor.py).
+READ_ACROSS_MARKER = "/* dbt_spark_streams:read_across_schema_changes */"
+# Marks the SQL of a changes() read whose range holds a MERGE or write that may have evolved the
+# schema without a trace: if Delta refuses the statement for it, the statement (which wrote
+# nothing) runs once more with the check off (session/cursor.py).
+RETRY_ACROSS_MARKER = "/* dbt_spark_streams:retry_across_schema_evolution */"
+# Marks the SQL of a changes() read whose range holds a commit that may have replaced the
+# schema: a statement holding it never runs with the check off, whatever else it reads.
+REPLACED_MARKER = "/* dbt_spark_streams:schema_may_be_replaced */"
 
 
 @dataclass(frozen=True)
@@ -91,7 +101,7 @@ class SchemaReads:
         needs, replaced = self._first("check_off"), self._first("replacing")
         if needs is not None and replaced is not None:
             self.reads.pop()
-            raise _unsafe_together(read.stream, needs, replaced, consumer)
+            raise unsafe_together(read.stream, needs, replaced, consumer)
 
     def read_across_evolution(self, run: RunSql, error: str, consumer: str) -> bool:
         """After the build's write failed with `error`: whether Delta refused a range only
@@ -107,7 +117,7 @@ class SchemaReads:
             if evolved is None:
                 return False
             if read.replacing is not None:
-                raise _unsafe_together(
+                raise unsafe_together(
                     read.stream, replace(read, check_off=evolved), read, consumer
                 )
             self.reads[index] = replace(read, check_off=evolved)
@@ -154,6 +164,12 @@ def schema_read(
         assert replacing is not None
         raise _unreadable(read, replacing, consumer)
     return replace(read, check_off=changes[0], replacing=replacing)
+
+
+def may_have_evolved_silently(read: SchemaRead) -> bool:
+    """Whether a MERGE or write after the range's first commit may have evolved the schema with
+    no trace in the history (and nothing in the range may have replaced it)."""
+    return read.replacing is None and any(_evolves_silently(row) for row in read.commits)
 
 
 def readable_as_is(run: RunSql, read: SchemaRead) -> bool:
@@ -280,7 +296,7 @@ def _unreadable(read: SchemaRead, change: Row, consumer: str) -> StreamError:
     )
 
 
-def _unsafe_together(
+def unsafe_together(
     stream: str, needs: SchemaRead, replaced: SchemaRead, consumer: str
 ) -> StreamError:
     assert needs.check_off is not None and replaced.replacing is not None

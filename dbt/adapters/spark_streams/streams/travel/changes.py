@@ -7,11 +7,19 @@ here, before the SQL exists: the points, the interval, and whether Delta can sti
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from dbt.adapters.spark_streams.streams.delta.points import state_in_history
+from dbt.adapters.spark_streams.streams.delta.schema_changes import (
+    READ_ACROSS_MARKER,
+    REPLACED_MARKER,
+    RETRY_ACROSS_MARKER,
+    may_have_evolved_silently,
+    schema_read,
+    unsafe_together,
+)
 from dbt.adapters.spark_streams.streams.delta.source import (
     SourceTable,
     SourceVersion,
@@ -85,6 +93,9 @@ class Interval:
     first: int
     last: int
     last_time: datetime
+    read_across: bool = False  # a schema change Delta reads only with its check off
+    retry_across: bool = False  # a MERGE or write that may have evolved the schema unseen
+    replaced: bool = False  # a commit that may have replaced the schema
 
 
 def table_changes_sql(
@@ -111,7 +122,7 @@ def table_changes_sql(
         source.column_types,
         source.location,
     )
-    return changes_between(mode, snapshot, interval.first)
+    return marked(changes_between(mode, snapshot, interval.first), interval)
 
 
 def table_interval(
@@ -130,7 +141,47 @@ def table_interval(
     first = _first_version(run, find_stream, request, source, history, start_point)
     interval = _interval(request, source, history, pin, first)
     _check_readable(request, source, history, interval)
-    return source, interval
+    return source, _schema_checked(run, request, source, history, interval)
+
+
+def _schema_checked(
+    run: RunSql,
+    request: ChangesRequest,
+    source: SourceTable,
+    history: list[Row],
+    interval: Interval,
+) -> Interval:
+    """The interval checked for schema changes as a new stream's first read is: read across a
+    rename, drop or widening (its SQL then carries READ_ACROSS_MARKER, on which the statement
+    runs with Delta's check off), or refused naming a later start."""
+    if interval.first >= interval.last:
+        return interval
+    inside = sorted(
+        (row for row in history if interval.first <= int(row["version"]) <= interval.last),
+        key=lambda row: int(row["version"]),
+    )
+    pending = CommitsSinceOffset(source.name, interval.first - 1, interval.last, tuple(inside))
+    read = schema_read(run, request.label, pending, "", started=True)
+    if read.check_off is not None and read.replacing is not None:
+        raise unsafe_together(request.label, read, read, "")
+    return replace(
+        interval,
+        read_across=read.check_off is not None,
+        retry_across=may_have_evolved_silently(read),
+        replaced=read.replacing is not None,
+    )
+
+
+def marked(sql: str, *intervals: Interval) -> str:
+    """The SQL with READ_ACROSS_MARKER when one of its intervals reads across a change, with
+    RETRY_ACROSS_MARKER when one may cross a schema evolution the history does not show."""
+    if any(i.read_across for i in intervals):
+        sql = f"{READ_ACROSS_MARKER} {sql}"
+    if any(i.retry_across for i in intervals):
+        sql = f"{RETRY_ACROSS_MARKER} {sql}"
+    if any(i.replaced for i in intervals):
+        sql = f"{REPLACED_MARKER} {sql}"
+    return sql
 
 
 def _entry(run: RunSql, request: ChangesRequest) -> CatalogEntry:

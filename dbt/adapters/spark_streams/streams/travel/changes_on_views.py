@@ -23,6 +23,7 @@ from dbt.adapters.spark_streams.streams.travel.changes import (
     ChangesRequest,
     StreamLookup,
     information_mode,
+    marked,
     table_interval,
 )
 from dbt.adapters.spark_streams.streams.views.algebra import (
@@ -49,7 +50,7 @@ def view_changes_sql(
     _check_points(request)
     view = read_view_definition(run, request.schema, request.identifier, request.label)
     key = spelled_view_key(request.label, request.unique_key, view)
-    intervals = {}
+    intervals, read = {}, []
     for table in dict.fromkeys(view.tables):
         schema, identifier = table.replace("`", "").split(".", 1)
         on_table = replace(
@@ -61,10 +62,12 @@ def view_changes_sql(
             unique_key=(),
         )
         source, interval = table_interval(run, pins, find_stream, on_table)
+        read.append(interval)
         end = SourceVersion(interval.last, interval.last_time)
         intervals[table] = TableInterval(source, interval.first - 1, end)
     change = view_change_range(view, key, intervals, mode == "append_only")
-    return append_only_sql(change) if mode == "append_only" else net_changes_sql(change)
+    sql = append_only_sql(change) if mode == "append_only" else net_changes_sql(change)
+    return marked(sql, *read)
 
 
 def _empty_view_changes_sql(run: RunSql, request: ChangesRequest) -> str:
