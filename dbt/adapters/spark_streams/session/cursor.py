@@ -21,6 +21,7 @@ from pyspark.sql import Row, SparkSession
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
 from dbt.adapters.spark_streams.session.history import history_frame
 from dbt.adapters.spark_streams.session.lost_servers import note_lost, server_unavailable
+from dbt.adapters.spark_streams.session.statement_confs import restore_confs
 from dbt.adapters.spark_streams.streams.delta.schema_changes import (
     INCOMPATIBLE,
     READ_ACROSS_MARKER,
@@ -45,10 +46,7 @@ class ReadAcrossSwitch:
 
     def set(self, on: bool) -> None:
         if self.before is not NOT_SET:
-            if self.before is None:
-                self.session.conf.unset(UNSAFE_READ)
-            else:
-                self.session.conf.set(UNSAFE_READ, self.before)
+            restore_confs(self.session, {UNSAFE_READ: self.before})
             self.before = NOT_SET
         if on:
             self.before = self.session.conf.get(UNSAFE_READ, None)

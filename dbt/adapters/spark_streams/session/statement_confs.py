@@ -29,12 +29,12 @@ def session_confs(session: SparkSession, run: RunSql) -> RunWithConfs:
             return run(statement)
         finally:
             with readable_spark_errors():
-                _restore(session, previous)
+                restore_confs(session, previous)
 
     return run_with_confs
 
 
-def _restore(session: SparkSession, previous: dict[str, str | None]) -> None:
+def restore_confs(session: SparkSession, previous: dict[str, str | None]) -> None:
     """Put each key back as it was: unset where it was not set."""
     for key, value in previous.items():
         if value is None:

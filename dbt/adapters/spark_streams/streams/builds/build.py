@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
-from dbt.adapters.spark_streams.streams.delta.schema_changes import SchemaReads
+from dbt.adapters.spark_streams.streams.delta.schema_changes import SchemaReads, model_name
 from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.commit import (
@@ -230,15 +230,16 @@ def _write(
     """The build's write; once more with Delta's schema check off if Delta refused to read a
     range across a MERGE or write that evolved the source's schema (schema_changes.py)."""
     try:
-        return run_with_commit(env.run_with_confs, statement, commit, confs)
-    except StreamError:
-        raise
-    except Exception as exc:
-        if not build.schema_reads.read_across_evolution(env.run, str(exc), commit.consumer):
-            raise _delta_refused(commit, exc) from exc
-    confs = {**confs, **build.schema_reads.confs}
-    try:
-        return run_with_commit(env.run_with_confs, statement, commit, confs)
+        try:
+            return run_with_commit(env.run_with_confs, statement, commit, confs)
+        except StreamError:
+            raise
+        except Exception as exc:
+            if not build.schema_reads.read_across_evolution(env.run, str(exc), commit.consumer):
+                raise
+        return run_with_commit(
+            env.run_with_confs, statement, commit, {**confs, **build.schema_reads.confs}
+        )
     except StreamError:
         raise
     except Exception as exc:
@@ -255,7 +256,7 @@ def _delta_refused(commit: BuildCommit, exc: Exception) -> Exception:
     delta = message[start:].strip()
     streams = ", ".join(record.name for record in commit.records)
     return StreamError(
-        f"The build of {commit.consumer.split('.', 2)[-1]} reading stream(s) {streams} failed in "
+        f"The build of {model_name(commit.consumer)} reading stream(s) {streams} failed in "
         f"Delta, and nothing was written: no offset moved. Delta said: {delta}"
     )
 

@@ -259,7 +259,7 @@ def _field(item: object) -> str:
     return f"{item.get('name')} (now {kind})"
 
 
-def _model(consumer: str) -> str:
+def model_name(consumer: str) -> str:
     """The model name dbt selects by (`model.project.name` -> `name`)."""
     return consumer.split(".", 2)[-1]
 
@@ -267,7 +267,7 @@ def _model(consumer: str) -> str:
 def _rebuild(consumer: str) -> str:
     return (
         "Nothing was read or written. Rebuild the consumer to start the stream again from the "
-        f"source's current rows: dbt run -s {_model(consumer)} --full-refresh"
+        f"source's current rows: dbt run -s {model_name(consumer)} --full-refresh"
     )
 
 
@@ -325,5 +325,5 @@ def _peek_refused(read: SchemaRead, consumer: str) -> StreamError:
         f"{read.source}) cross version {_version(read.check_off)}, which "
         f"{describe_change(read.check_off)}. Delta reads changes across that only with a "
         "setting the consumer's build applies to its own write, so a peek cannot read them. "
-        f"Build the consumer first: dbt run -s {_model(consumer)}"
+        f"Build the consumer first: dbt run -s {model_name(consumer)}"
     )
