@@ -53,8 +53,7 @@ class UnitTestMethods(metaclass=AdapterMeta):
     def fixture_change_columns(self, rows: Any, columns: list[str]) -> dict[str, str]:
         """For get_fixture_sql: the metadata columns (with their types) to add to a fixture
         whose rows give one its relation does not have; none otherwise."""
-        named = {name for row in rows or [] for name in row}
-        if not given_change_columns(named) - given_change_columns(columns):
+        if not _rows_change_columns(rows) - given_change_columns(columns):
             return {}
         return {name: kind for name, kind in CHANGE_COLUMN_TYPES.items() if name not in columns}
 
@@ -77,9 +76,13 @@ def _fixture_columns(definition: Any, identifier: str) -> frozenset[str]:
             continue
         if isinstance(given.rows, str):
             return given_change_columns(_selected_names(given.rows))
-        named = {name for row in given.rows or [] for name in row}
-        return frozenset(CHANGE_COLUMN_TYPES) if given_change_columns(named) else frozenset()
+        return frozenset(CHANGE_COLUMN_TYPES) if _rows_change_columns(given.rows) else frozenset()
     return frozenset()
+
+
+def _rows_change_columns(rows: Any) -> frozenset[str]:
+    """The metadata columns any of a fixture's rows (dicts) names."""
+    return given_change_columns({name for row in rows or [] for name in row})
 
 
 def _cte_name(given_input: str, definition: Any) -> str:
