@@ -46,7 +46,8 @@ def test_nobody_listening_fails_within_the_bound_and_names_the_address() -> None
     began = time.monotonic()
     with pytest.raises(FailedToConnectError) as raised:
         new_connect_session(creds)
-    assert time.monotonic() - began < 1 * 2 + 2
+    # the bound (2 x 1 s) plus slack for a loaded CI machine; without the bound it hung 120 s+
+    assert time.monotonic() - began < 1 * 2 + 10
     message = str(raised.value)
     assert f"No Spark Connect server answered at sc://127.0.0.1:{port} within 1 s" in message
     assert "2 attempts" in message and TOKEN not in message

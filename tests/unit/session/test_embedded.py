@@ -149,7 +149,7 @@ def test_an_unreachable_metastore_fails_within_the_bound_naming_it(project: Path
     began = time.monotonic()
     with pytest.raises(FailedToConnectError) as raised:
         embedded_session._require_metastore(creds)
-    assert time.monotonic() - began < 2 * 2 + 1
+    assert time.monotonic() - began < 2 * 2 + 10  # the bound, plus slack for a loaded machine
     message = str(raised.value)
     assert f"The metastore at 127.0.0.1:{port}" in message and "2 attempts of 2 s" in message
     assert "hunter22" not in message and "password=*****" in message

@@ -67,6 +67,6 @@ def test_a_statement_that_finds_the_server_gone_fails_the_next_connection_at_onc
     began = time.monotonic()
     with pytest.raises(FailedToConnectError, match=r"stopped answering .* earlier in this run"):
         new_connect_session(creds)
-    assert time.monotonic() - began < 5  # not the 30 s the profile would wait
+    assert time.monotonic() - began < 15  # not the 30 s x 2 the profile would wait
     forget_lost_servers()
     assert lost_message(host) is None
