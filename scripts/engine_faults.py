@@ -48,14 +48,14 @@ FAULTS = [
     ),
     (
         "key ranges: each range misses its lowest key",
-        ENGINE + "builds/key_ranges.py",
+        ENGINE + "records/key_ranges.py",
         [('f"{column} between {int(low)} and {int(high)}"',
           'f"{column} between {int(low) + 1} and {int(high)}"')],
         STREAMS + "test_fuzz.py", "",
     ),
     (
         "key ranges: the gaps between keys computed in the key's own type",
-        ENGINE + "builds/key_ranges.py",
+        ENGINE + "records/key_ranges.py",
         [("cast(k as decimal(20, 0)) - lag(k)", "k - lag(k)")],
         STREAMS + "test_key_ranges_sql.py", "",
     ),

@@ -36,19 +36,19 @@ from dbt.adapters.spark_streams.streams.builds.config import (
     StreamSettings,
 )
 from dbt.adapters.spark_streams.streams.builds.faults import at_step
-from dbt.adapters.spark_streams.streams.builds.key_ranges import (
-    MOST_RANGES,
-    can_range,
-    key_ranges_sql,
-    target_predicate,
-    wants_ranges,
-)
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeState, NodeStates
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds import choose
 from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest
 from dbt.adapters.spark_streams.streams.offsets.commit import retry_on_conflict, sql_confs
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry
+from dbt.adapters.spark_streams.streams.records.key_ranges import (
+    MOST_RANGES,
+    can_range,
+    key_ranges_sql,
+    target_predicate,
+    wants_ranges,
+)
 from dbt.adapters.spark_streams.streams.sql.quoting import quote, quote_path, string_literal
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunWithConfs
 from dbt.adapters.spark_streams.streams.travel import current_valid_time, for_system_time
@@ -289,7 +289,7 @@ class StreamMethods(metaclass=AdapterMeta):
         consumer: ConsumerConfig,
     ) -> str:
         """` and (t.key between low and high or ...)` naming the change set's key ranges, so
-        the write's MERGE skips the target files outside them (streams/builds/key_ranges.py);
+        the write's MERGE skips the target files outside them (streams/records/key_ranges.py);
         '' when the model's key_ranges says no or its first key column is not an integer."""
         setting = consumer.key_ranges
         target_bytes = self._size_in_bytes(target) if setting is None and unique_key else None

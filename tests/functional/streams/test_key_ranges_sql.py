@@ -11,7 +11,7 @@ cases (no change, only a null key, a null key with one range, duplicate keys) ru
 import pytest
 from pyspark.sql import SparkSession
 
-from dbt.adapters.spark_streams.streams.builds.key_ranges import key_ranges_sql, target_predicate
+from dbt.adapters.spark_streams.streams.records.key_ranges import key_ranges_sql, target_predicate
 
 EXTREMES = {
     "tinyint": (-128, 127),

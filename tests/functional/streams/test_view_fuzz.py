@@ -50,13 +50,13 @@ sources:
 MODELS = {
     "keyed_mirror": (
         "{{ config(materialized='stream_incremental', incremental_strategy='apply_changes', "
-        "unique_key='k') }}\n"
+        "unique_key='k', key_ranges=true) }}\n"
         "select * from {{ stream(source('shop', 'keyed'), unique_key='k', "
         "name='view_fuzz_keyed') }}\n"
     ),
     "multi_log": (
         "{{ config(materialized='stream_incremental', incremental_strategy='append', "
-        'pre_hook="{{ fail_if_asked() }}") }}\n'
+        'key_ranges=true, pre_hook="{{ fail_if_asked() }}") }}\n'
         f"select {COLUMNS}, metadata_action, {{{{ var('batch', 0) }}}} as batch\n"
         "from {{ stream(source('shop', 'multi'), name='view_fuzz_multi') }}\n"
     ),

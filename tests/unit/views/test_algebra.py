@@ -120,13 +120,17 @@ def run(sql: str, tables: dict[str, list[dict]]) -> list[tuple]:
 
 
 def feed_net(
-    view: ViewDefinition, spans: dict[str, TableInterval], tables: dict, append_only: bool = False
+    view: ViewDefinition,
+    spans: dict[str, TableInterval],
+    tables: dict,
+    append_only: bool = False,
+    prunes: dict | None = None,
 ) -> Counter:
     """The feed's rows, inserts +1 and deletes -1. Its terms run one by one: the executor
     confuses UNION ALL branches that reuse one alias."""
     net: Counter = Counter()
     columns = len(view.columns)
-    for term in view_feed_sql(view, spans, append_only).split("\nunion all\n"):
+    for term in view_feed_sql(view, spans, append_only, prunes).split("\nunion all\n"):
         for row in run(bound(term), tables):
             net[row[:columns]] += 1 if row[columns] == "insert" else -1
     return net

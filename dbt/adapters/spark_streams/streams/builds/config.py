@@ -67,7 +67,7 @@ class ConsumerConfig:
     keep_metadata_columns: bool
     streams: StreamSettings
     broadcast_change_rows: int = DEFAULT_BROADCAST_CHANGE_ROWS  # streams/delta/change_size.py
-    key_ranges: bool | None = None  # streams/builds/key_ranges.py; None: 'auto'
+    key_ranges: bool | None = None  # streams/records/key_ranges.py; None: 'auto'
     target_properties: dict[str, str] = field(default_factory=dict)
     history: "HistoryColumns | None" = None  # the history strategy's period columns
 

@@ -36,6 +36,7 @@ from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, St
 from dbt.adapters.spark_streams.streams.travel.changes_on_views import view_changes_sql
 from dbt.adapters.spark_streams.streams.views.algebra import (
     TableInterval,
+    change_rows_sql,
     table_stream_name,
     view_change_range,
     view_state_sql,
@@ -44,6 +45,13 @@ from dbt.adapters.spark_streams.streams.views.definition import (
     ViewDefinition,
     read_view_definition,
     spelled_view_key,
+)
+from dbt.adapters.spark_streams.streams.views.pruning import (
+    AUTO_MIN_JOIN_BYTES,
+    PruneInputs,
+    Prunes,
+    equi_joins,
+    term_prunes,
 )
 
 
@@ -128,7 +136,9 @@ def resolve_view_stream(
             "view's rows. Rebuild the consumer with --full-refresh to recreate the stream."
         )
     intervals = _table_intervals(run, registry, build, request, view, creating)
-    sql = _rows_sql(request, view, intervals, creating, bool(build.dry_run))
+    reads_changes = not (build.dry_run or (creating and request.start is None))
+    prunes = _join_prunes(run, build, view, intervals) if reads_changes else {}
+    sql = _rows_sql(request, view, intervals, creating, bool(build.dry_run), prunes)
     if not build.dry_run:
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
     return sql
@@ -204,6 +214,7 @@ def _rows_sql(
     intervals: dict[str, TableInterval],
     creating: bool,
     dry_run: bool,
+    prunes: dict[int, Prunes],
 ) -> str:
     latest = _latest_pin(intervals)
     snapshot = Snapshot(
@@ -216,8 +227,45 @@ def _rows_sql(
     if creating and request.start is None:
         return initial_rows_sql(snapshot) if request.show_initial_rows else empty_sql(snapshot)
     append_only = request.mode == "append_only"
-    change = view_change_range(view, request.unique_key, intervals, append_only)
+    change = view_change_range(view, request.unique_key, intervals, append_only, prunes)
     return append_only_sql(change) if append_only else net_changes_sql(change)
+
+
+def _join_prunes(
+    run: RunSql, build: StreamBuild, view: ViewDefinition, intervals: dict[str, TableInterval]
+) -> dict[int, Prunes]:
+    """Per changed table's term, the predicates on the other tables' scans (views/pruning.py),
+    as the model's key_ranges says: true always, false never, auto for big tables."""
+    joins = equi_joins(view)
+    if not joins:
+        return {}
+    setting = build.config.key_ranges if build.config is not None else None
+    sizes: dict[str, int] = {}
+
+    def worth_pruning(position: int) -> bool:
+        if setting is not None:
+            return setting
+        name = view.tables[position]
+        if name not in sizes:
+            [detail] = run(f"describe detail {name}")
+            sizes[name] = int(detail.get("sizeInBytes") or 0)
+        return sizes[name] >= AUTO_MIN_JOIN_BYTES
+
+    def column_type(position: int, column: str) -> str | None:
+        table = intervals[view.tables[position]].table
+        types = dict(zip((c.lower() for c in table.columns), table.column_types, strict=False))
+        return types.get(column.lower())
+
+    inputs = PruneInputs(
+        change_rows=lambda position: change_rows_sql(intervals[view.tables[position]]),
+        column_type=column_type,
+        worth_pruning=worth_pruning,
+    )
+    return {
+        index: term_prunes(run, joins, index, inputs)
+        for index, name in enumerate(view.tables)
+        if intervals[name].changed
+    }
 
 
 def _latest_pin(intervals: dict[str, TableInterval]) -> SourceVersion:

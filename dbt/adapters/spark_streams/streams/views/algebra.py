@@ -38,6 +38,7 @@ from dbt.adapters.spark_streams.streams.records.netting import (
 )
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote, string_literal
 from dbt.adapters.spark_streams.streams.views.definition import DIALECT, ViewDefinition
+from dbt.adapters.spark_streams.streams.views.pruning import Prunes
 
 SIGN = "_spark_streams_sign"
 SIGNS = (("insert", AFTER_TYPES), ("delete", BEFORE_TYPES))
@@ -58,11 +59,15 @@ class TableInterval:
 
 
 def view_feed_sql(
-    view: ViewDefinition, intervals: dict[str, TableInterval], append_only: bool = False
+    view: ViewDefinition,
+    intervals: dict[str, TableInterval],
+    append_only: bool = False,
+    prunes: dict[int, Prunes] | None = None,
 ) -> str:
     """The view's signed changes as a change feed: its columns (named as the catalog names
     them), `_change_type` ('insert' or 'delete'), and the pinned version and commit time of
-    the table whose change produced the row as `_commit_version` / `_commit_timestamp`."""
+    the table whose change produced the row as `_commit_version` / `_commit_timestamp`.
+    `prunes` holds, per term, predicates on the other tables' scans (pruning.py)."""
     columns = column_list(view.columns)
     terms = []
     for index, name in enumerate(view.tables):
@@ -73,7 +78,8 @@ def view_feed_sql(
             f"cast({interval.pin.version} as bigint) as _commit_version, "
             f"timestamp{string_literal(interval.pin.timestamp_text)} as _commit_timestamp"
         )
-        signed = _term(view, index, intervals, append_only, images=None)
+        term_prunes = (prunes or {}).get(index, {})
+        signed = _term(view, index, intervals, append_only, None, term_prunes)
         if signed is not None:
             change_type = f"case when {SIGN} > 0 then 'insert' else 'delete' end"
             terms.append(
@@ -82,7 +88,7 @@ def view_feed_sql(
             )
             continue
         for change_type, images in INSERTS_ONLY if append_only else SIGNS:
-            query = _term(view, index, intervals, append_only, images)
+            query = _term(view, index, intervals, append_only, images, term_prunes)
             terms.append(
                 f"select {columns}, {string_literal(change_type)} as _change_type, {stamp} "
                 f"from ({query}) as _term({columns})"
@@ -111,6 +117,7 @@ def view_change_range(
     unique_key: tuple[str, ...],
     intervals: dict[str, TableInterval],
     append_only: bool = False,
+    prunes: dict[int, Prunes] | None = None,
 ) -> ChangeRange:
     """The view's changes as the range the netting reads (its feed is the view's signed rows,
     or for append_only its inserted ones)."""
@@ -121,7 +128,7 @@ def view_change_range(
         unique_key=unique_key,
         start=0,
         end=max(versions, default=0),
-        feed=view_feed_sql(view, intervals, append_only),
+        feed=view_feed_sql(view, intervals, append_only, prunes),
     )
 
 
@@ -131,12 +138,13 @@ def _term(
     intervals: dict[str, TableInterval],
     append_only: bool,
     images: str | None,
+    prunes: Prunes,
 ) -> str | None:
     """Term `index` of the sum: references before it at their pins (append_only: offsets plus
-    inserts), it as its change rows, those after it at their offsets; UNION ALL branches
-    without it read nothing. `images` None: all its change rows, signed in a last column (None
-    when a `*` projection would carry the sign to the wrong place); else the rows of those
-    change types."""
+    inserts), it as its change rows, those after it at their offsets, each other reference
+    filtered by its predicate in `prunes`; UNION ALL branches without it read nothing.
+    `images` None: all its change rows, signed in a last column (None when a `*` projection
+    would carry the sign to the wrong place); else the rows of those change types."""
     query = view.query.copy()
     references = list(query.find_all(exp.Table, bfs=False))
     changed: exp.Expr = references[index]
@@ -149,10 +157,12 @@ def _term(
             changed = _swap(table, rows)
         elif position < index and append_only:
             grown = f"{_version_sql(name, interval.offset)} union all "
-            _swap(table, grown + _change_rows_sql(interval, "('insert')"))
+            grown += _change_rows_sql(interval, "('insert')")
+            where = prunes.get(position)
+            _swap(table, f"select * from ({grown}) where {where}" if where else grown)
         else:
             version = interval.pin.version if position < index else interval.offset
-            _swap(table, _version_sql(name, version))
+            _swap(table, _version_sql(name, version, prunes.get(position)))
     _silence_other_branches(changed, query, signed=images is None)
     if images is None and not _pass_sign_up(changed, query):
         return None
@@ -209,8 +219,14 @@ def _passes_all(select: exp.Select, alias: str) -> bool:
     )
 
 
-def _version_sql(name: str, version: int) -> str:
-    return f"select * from {name} version as of {version}"
+def _version_sql(name: str, version: int, where: str | None = None) -> str:
+    scan = f"select * from {name} version as of {version}"
+    return f"{scan} where {where}" if where else scan
+
+
+def change_rows_sql(interval: TableInterval) -> str:
+    """Every change row of the table in the interval, with the feed's columns."""
+    return f"select * from {_feed(interval)}"
 
 
 def _change_rows_sql(interval: TableInterval, images: str) -> str:

@@ -3,7 +3,7 @@
 
 {#-
   ` and (t.key between low and high or ...)`: the change set's key ranges, so that Delta reads
-  only the target files whose keys they can match (streams/builds/key_ranges.py); '' when the model's
+  only the target files whose keys they can match (streams/records/key_ranges.py); '' when the model's
   key_ranges says no (by default: a target under 256 MiB) or its first key column is not an
   integer.
 -#}

@@ -1,8 +1,8 @@
-"""The key ranges a stream's MERGE names for Delta's file skipping (builds/key_ranges.py)."""
+"""The key ranges a stream's MERGE names for Delta's file skipping (records/key_ranges.py)."""
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.builds.key_ranges import (
+from dbt.adapters.spark_streams.streams.records.key_ranges import (
     can_range,
     target_predicate,
     wants_ranges,
