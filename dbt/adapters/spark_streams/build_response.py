@@ -15,6 +15,7 @@ class StreamBuildResponse(AdapterResponse):
     rows_inserted: int | None = None
     rows_updated: int | None = None
     rows_deleted: int | None = None
+    build_path: str | None = None  # 'incremental', or 'rebuild' (a view stream's target)
 
     @classmethod
     def of(cls, outcome: BuildOutcome) -> "StreamBuildResponse":
@@ -28,4 +29,5 @@ class StreamBuildResponse(AdapterResponse):
             rows_inserted=counts.inserted,
             rows_updated=counts.updated,
             rows_deleted=counts.deleted,
+            build_path=outcome.path,
         )

@@ -258,15 +258,17 @@ class StreamMethods(metaclass=AdapterMeta):
         config: ModelConfig,
         existing: BaseRelation | None,
         full_refresh: bool,
+        sql: str = "",
     ) -> BuildPlan:
         """The materialization's one decision (streams/builds/build.py): the checked config,
         and whether to rebuild the target, write its changes or write nothing. When no source
         committed since its streams' offsets there is nothing to consume and no offset to
-        move, so the write (and its commit) is skipped altogether."""
+        move, so the write (and its commit) is skipped altogether. `sql` is the model's, in
+        which a view stream's rebuild puts the view's rows."""
         node = self._node(node_id)
         consumer = self.stream_consumer(node_id, model_name, config)
         existing_is_delta = None if existing is None else bool(existing.is_delta)  # type: ignore[attr-defined]
-        return plan(consumer, node.build, existing_is_delta, full_refresh)
+        return plan(consumer, node.build, existing_is_delta, full_refresh, sql)
 
     @available
     def stream_consumer(

@@ -1,5 +1,6 @@
 """The adapter surface of the run-operations and tests on streams (show_streams,
-describe_stream, drop_stream, stream_fresh) and of the registry's end-of-invocation write."""
+describe_stream, explain_stream, drop_stream, stream_fresh) and of the registry's
+end-of-invocation write."""
 
 import time
 from collections.abc import Callable
@@ -11,10 +12,14 @@ from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
-from dbt.adapters.spark_streams.streams.builds.config import check_contract_columns
+from dbt.adapters.spark_streams.streams.builds.config import (
+    ConsumerConfig,
+    check_contract_columns,
+)
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeStates
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.sql.run import Row
+from dbt.adapters.spark_streams.streams.status.explain import explain_consumer
 from dbt.adapters.spark_streams.streams.status.freshness import freshness_failures
 from dbt.adapters.spark_streams.streams.status.listing import format_streams
 from dbt.adapters.spark_streams.streams.status.streams import (
@@ -48,6 +53,16 @@ class StreamOperations(metaclass=AdapterMeta):
         hold its offsets (`table_offsets`); an error naming show_streams when there is none."""
         stream, tables = described_stream(name, self.stream_records(project_consumers))
         return {"stream": stream, "table_offsets": tables}
+
+    @available
+    def explain_stream(
+        self, node_id: str, model_name: str, config: dict[str, Any], target: BaseRelation | None
+    ) -> list[str]:
+        """explain_stream's lines: the path the model's next build would take, per stream,
+        and why (streams/status/explain.py); nothing is consumed."""
+        consumer = ConsumerConfig.from_model_config(model_name, config)
+        name = str(target) if target is not None else None
+        return explain_consumer(self.run_rows, self._registry(), node_id, name, consumer)
 
     @available
     def stream_freshness(

@@ -310,6 +310,7 @@ class TestRegistryRollForward(DeltaProject):
             "rows_inserted": 1,
             "rows_updated": 0,
             "rows_deleted": 0,
+            "build_path": "incremental",
         }
 
         self.lose_newest_registry_row(project)

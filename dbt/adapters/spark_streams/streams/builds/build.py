@@ -41,10 +41,28 @@ MAX_RECORDS_PER_FILE = "spark.sql.files.maxRecordsPerFile"
 
 @dataclass(frozen=True)
 class BuildOutcome:
-    """dbt's result line for the build, and what its write did when it consumed streams."""
+    """dbt's result line for the build, what its write did when it consumed streams, and the
+    path it took ('incremental', or 'rebuild' when it rebuilt its target from a view)."""
 
     message: str
     counts: WriteCounts | None = None
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class RebuildOffer:
+    """A view stream's offer to rebuild the target instead of writing its changes
+    (kinds/view_rebuild.py): why, the SQL the stream returned, and the view's rows at the
+    same pins as INSERTs, which replace it in the model's SQL."""
+
+    stream: str
+    reason: str
+    stream_sql: str
+    rows_sql: str
+
+    def covers(self, stream: str) -> bool:
+        """Whether a stream the build read is this view stream or one of its table streams."""
+        return stream == self.stream or stream.startswith(f"{self.stream}@")
 
 
 @dataclass
@@ -75,6 +93,8 @@ class StreamBuild:
     pins: dict[str, SourceVersion] = field(default_factory=dict)
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
     schema_reads: SchemaReads = field(default_factory=SchemaReads)
+    rebuild_offer: RebuildOffer | None = None
+    rebuilt_because: str = ""  # the plan took the offer: the target is rebuilt, for this
 
     @property
     def has_write(self) -> bool:
@@ -127,6 +147,13 @@ class BuildPlan:
     has_changes: bool
     write_strategy: str = ""  # the strategy whose macro writes the changes
     broadcast_changes: bool = False  # hint Spark to broadcast the changes (delta/change_size.py)
+    rebuild_offer: RebuildOffer | None = None  # a view stream's rebuild, taken
+
+    def model_sql(self, sql: str) -> str:
+        """The model's SQL for the write: for a taken rebuild, with the view's rows in place
+        of its changes."""
+        offer = self.rebuild_offer
+        return sql if offer is None else sql.replace(offer.stream_sql, offer.rows_sql, 1)
 
 
 def plan(
@@ -134,13 +161,20 @@ def plan(
     build: StreamBuild | None,
     existing_is_delta: bool | None,
     full_refresh: bool,
+    sql: str = "",
 ) -> BuildPlan:
     """The plan of a build whose target is missing (None), a Delta table (True) or another
     relation (False). A build that (re)creates its streams rebuilds its target, as one whose
-    target --empty created empty does (see `begin`). A model without a stream() call has no
-    build and always writes."""
+    target --empty created empty does (see `begin`), and so does one that takes a view
+    stream's offer. A model without a stream() call has no build and always writes."""
     recreates = build is not None and build.consuming and build.recreates_streams
     rebuild = not existing_is_delta or full_refresh or recreates
+    offer = None if rebuild else _taken_offer(consumer, build, sql)
+    if offer is not None and build is not None and build.has_write:
+        build.rebuilt_because = offer.reason
+        rebuild = True
+    else:
+        offer = None
     return BuildPlan(
         consumer=consumer,
         rebuild=rebuild,
@@ -148,7 +182,21 @@ def plan(
         has_changes=not rebuild and (build is None or build.has_write),
         write_strategy=_write_strategy(consumer, build),
         broadcast_changes=_broadcasts(consumer, build),
+        rebuild_offer=offer,
     )
+
+
+def _taken_offer(
+    consumer: ConsumerConfig, build: StreamBuild | None, sql: str
+) -> RebuildOffer | None:
+    """A view stream's rebuild offer, when the model's rows over the view's rows are the
+    target: an apply_changes mirror that reads that view stream and nothing else."""
+    offer = build.rebuild_offer if build is not None else None
+    if offer is None or build is None or consumer.strategy != "apply_changes":
+        return None
+    if not all(offer.covers(stream) for stream in build.reads):
+        return None
+    return offer if sql.count(offer.stream_sql) == 1 else None
 
 
 def _broadcasts(consumer: ConsumerConfig, build: StreamBuild | None) -> bool:
@@ -221,7 +269,11 @@ def finish(
     env.registry.queue(stamped)
     env.registry.queue_if_behind(build.committed)
     names = ", ".join(record.name for record in stamped)
-    return BuildOutcome(f"OK, consumed {names}: {counts.summary()}", counts)
+    if build.rebuilt_because:
+        target = build.target.rsplit(".", 1)[-1].strip("`")
+        message = f"OK, rebuilt {target}: {build.rebuilt_because}; consumed {names}"
+        return BuildOutcome(message, counts, "rebuild")
+    return BuildOutcome(f"OK, consumed {names}: {counts.summary()}", counts, "incremental")
 
 
 def _write(

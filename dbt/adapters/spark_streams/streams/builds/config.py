@@ -30,6 +30,11 @@ HISTORY_NEEDS = ("metadata_action", "metadata_commit_version", "metadata_commit_
 # Delta then marks changed rows instead of copying every untouched row of the files they sit
 # in. The model's own tblproperties win, e.g. {'delta.enableDeletionVectors': 'false'}.
 DEFAULT_TARGET_PROPERTIES = {"delta.enableDeletionVectors": "true"}
+# A view stream's build may rebuild its target when that is cheaper (views/cost.py): 'auto'
+# does, 'strict' fails instead. Views whose tables hold less than rebuild_min_bytes always
+# build incrementally: either path is quick there.
+INCREMENTAL = ("auto", "strict")
+DEFAULT_REBUILD_MIN_BYTES = 32 * 2**20
 
 
 class ModelConfig(Protocol):
@@ -70,6 +75,8 @@ class ConsumerConfig:
     key_ranges: bool | None = None  # streams/records/key_ranges.py; None: 'auto'
     target_properties: dict[str, str] = field(default_factory=dict)
     history: "HistoryColumns | None" = None  # the history strategy's period columns
+    incremental: str = "auto"  # INCREMENTAL: may a view stream's build rebuild the target
+    rebuild_min_bytes: int = DEFAULT_REBUILD_MIN_BYTES
 
     @classmethod
     def from_model_config(cls, model: str, config: ModelConfig) -> "ConsumerConfig":
@@ -110,6 +117,12 @@ class ConsumerConfig:
             history=HistoryColumns.from_model_config(model, config)
             if strategy == "history"
             else None,
+            incremental=_incremental(model, config.get("incremental", "auto")),
+            rebuild_min_bytes=_bytes(
+                model,
+                "rebuild_min_bytes",
+                config.get("rebuild_min_bytes", DEFAULT_REBUILD_MIN_BYTES),
+            ),
         )
 
     @property
@@ -262,6 +275,23 @@ def _key_ranges(model: str, value: Any) -> bool | None:
         raise StreamError(
             f"Model {model}: key_ranges must be true, false or 'auto', not '{value}'."
         )
+    return value
+
+
+def _incremental(model: str, value: Any) -> str:
+    """'auto' (a view stream's build may rebuild its target when cheaper) or 'strict'."""
+    if value not in INCREMENTAL:
+        raise StreamError(
+            f"Model {model}: incremental must be 'auto' (rebuild a view stream's target when "
+            f"that is cheaper) or 'strict' (fail instead), not '{value}'."
+        )
+    return str(value)
+
+
+def _bytes(model: str, name: str, value: Any) -> int:
+    """A size in bytes, a whole number of at least 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StreamError(f"Model {model}: {name} must be a whole number of bytes, not '{value}'.")
     return value
 
 

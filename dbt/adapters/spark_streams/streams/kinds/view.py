@@ -21,6 +21,7 @@ from dbt.adapters.spark_streams.streams.kinds.consumers import check_consumer, r
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
 from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest, stream_record
 from dbt.adapters.spark_streams.streams.kinds.table_stream import resolve_with_source
+from dbt.adapters.spark_streams.streams.kinds.view_path import consider_rebuild, plan_view_read
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.records.netting import (
     Snapshot,
@@ -36,7 +37,6 @@ from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, St
 from dbt.adapters.spark_streams.streams.travel.changes_on_views import view_changes_sql
 from dbt.adapters.spark_streams.streams.views.algebra import (
     TableInterval,
-    change_rows_sql,
     table_stream_name,
     view_change_range,
     view_state_sql,
@@ -46,13 +46,7 @@ from dbt.adapters.spark_streams.streams.views.definition import (
     read_view_definition,
     spelled_view_key,
 )
-from dbt.adapters.spark_streams.streams.views.pruning import (
-    AUTO_MIN_JOIN_BYTES,
-    PruneInputs,
-    Prunes,
-    equi_joins,
-    term_prunes,
-)
+from dbt.adapters.spark_streams.streams.views.pruning import Prunes
 
 
 class ViewKind:
@@ -137,8 +131,13 @@ def resolve_view_stream(
         )
     intervals = _table_intervals(run, registry, build, request, view, creating)
     reads_changes = not (build.dry_run or (creating and request.start is None))
-    prunes = _join_prunes(run, build, view, intervals) if reads_changes else {}
-    sql = _rows_sql(request, view, intervals, creating, bool(build.dry_run), prunes)
+    key_ranges = build.config.key_ranges if build.config is not None else None
+    read = plan_view_read(run, key_ranges, view, intervals) if reads_changes else None
+    snapshot = _snapshot(request, view, intervals)
+    prunes = read.prunes if read is not None else {}
+    sql = _rows_sql(request, snapshot, view, intervals, creating, bool(build.dry_run), prunes)
+    if read is not None and not creating:
+        consider_rebuild(run, build, request.name, read, sql, initial_rows_sql(snapshot))
     if not build.dry_run:
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
     return sql
@@ -208,20 +207,27 @@ def _offset(
     return DELTA_TABLE.first_version(run, source, request.start, request.start_at) - 1
 
 
+def _snapshot(
+    request: StreamRequest, view: ViewDefinition, intervals: dict[str, TableInterval]
+) -> Snapshot:
+    """The view's rows with every table at its pin."""
+    latest = _latest_pin(intervals)
+    return Snapshot(
+        view.name, view.columns, request.unique_key, latest.version, latest.timestamp_text,
+        relation=f"select * from ({view_state_sql(view, intervals, pinned=True)}) "
+        f"as _view({column_list(view.columns)})",
+    )  # fmt: skip
+
+
 def _rows_sql(
     request: StreamRequest,
+    snapshot: Snapshot,
     view: ViewDefinition,
     intervals: dict[str, TableInterval],
     creating: bool,
     dry_run: bool,
     prunes: dict[int, Prunes],
 ) -> str:
-    latest = _latest_pin(intervals)
-    snapshot = Snapshot(
-        view.name, view.columns, request.unique_key, latest.version, latest.timestamp_text,
-        relation=f"select * from ({view_state_sql(view, intervals, pinned=True)}) "
-        f"as _view({column_list(view.columns)})",
-    )  # fmt: skip
     if dry_run:
         return empty_sql(snapshot)
     if creating and request.start is None:
@@ -229,43 +235,6 @@ def _rows_sql(
     append_only = request.mode == "append_only"
     change = view_change_range(view, request.unique_key, intervals, append_only, prunes)
     return append_only_sql(change) if append_only else net_changes_sql(change)
-
-
-def _join_prunes(
-    run: RunSql, build: StreamBuild, view: ViewDefinition, intervals: dict[str, TableInterval]
-) -> dict[int, Prunes]:
-    """Per changed table's term, the predicates on the other tables' scans (views/pruning.py),
-    as the model's key_ranges says: true always, false never, auto for big tables."""
-    joins = equi_joins(view)
-    if not joins:
-        return {}
-    setting = build.config.key_ranges if build.config is not None else None
-    sizes: dict[str, int] = {}
-
-    def worth_pruning(position: int) -> bool:
-        if setting is not None:
-            return setting
-        name = view.tables[position]
-        if name not in sizes:
-            [detail] = run(f"describe detail {name}")
-            sizes[name] = int(detail.get("sizeInBytes") or 0)
-        return sizes[name] >= AUTO_MIN_JOIN_BYTES
-
-    def column_type(position: int, column: str) -> str | None:
-        table = intervals[view.tables[position]].table
-        types = dict(zip((c.lower() for c in table.columns), table.column_types, strict=False))
-        return types.get(column.lower())
-
-    inputs = PruneInputs(
-        change_rows=lambda position: change_rows_sql(intervals[view.tables[position]]),
-        column_type=column_type,
-        worth_pruning=worth_pruning,
-    )
-    return {
-        index: term_prunes(run, joins, index, inputs)
-        for index, name in enumerate(view.tables)
-        if intervals[name].changed
-    }
 
 
 def _latest_pin(intervals: dict[str, TableInterval]) -> SourceVersion:

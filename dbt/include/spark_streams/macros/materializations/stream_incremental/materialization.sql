@@ -18,7 +18,7 @@
   {#- Python decides (streams/builds/build.py): rebuild, write the changes, or write nothing. -#}
   {%- set plan = adapter.stream_build_plan(
       node_id=model.unique_id, model_name=model.name, config=config, existing=existing,
-      full_refresh=should_full_refresh()) -%}
+      full_refresh=should_full_refresh(), sql=sql) -%}
   {%- set consumer = plan.consumer -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- if plan.has_changes -%}
@@ -39,7 +39,8 @@
     {%- if plan.drop_existing -%}
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
-    {%- set build_sql = spark_streams__stream_create_sql(target_relation, sql, consumer, columns) -%}
+    {#- a view stream's rebuild: the view's rows in place of its changes (kinds/view_rebuild.py) -#}
+    {%- set build_sql = spark_streams__stream_create_sql(target_relation, plan.model_sql(sql), consumer, columns) -%}
   {%- elif not plan.has_changes -%}
     {#- No source committed since the streams' offsets: nothing to consume, nothing to write. -#}
     {%- set build_sql = none -%}

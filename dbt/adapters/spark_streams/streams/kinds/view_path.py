@@ -1,0 +1,164 @@
+"""The path a view stream's build takes, and what it reads on it.
+
+A build reads a view's changes term by term, each other table through the change set's
+join-key ranges where that lets Delta skip files (plan_view_read, views/pruning.py). And it
+chooses between two paths: its changes MERGEd into the target, or the target
+rebuilt from the view, whichever the estimate says is cheaper (views/cost.py).
+
+The stream still returns its changes' SQL: whether the build may rebuild is known only once
+every stream() call of the model has run (a model reading other streams too, or a strategy
+other than apply_changes, cannot be rebuilt from one view), so the offer goes to the build,
+and its plan takes it or leaves it (builds/build.py). A rebuild is the model over the view's
+rows at the same pins as INSERTs (its initial rows), written in one commit with the same
+offsets, so the target ends as the incremental path would leave it. A model whose
+`incremental` is 'strict' fails instead, before anything is written.
+"""
+
+from dbt.adapters.spark_streams.streams.builds.build import RebuildOffer, StreamBuild
+from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
+from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
+from dbt.adapters.spark_streams.streams.sql.run import RunSql
+from dbt.adapters.spark_streams.streams.views.algebra import (
+    TableInterval,
+    change_rows_sql,
+    table_stream_name,
+)
+from dbt.adapters.spark_streams.streams.views.cost import TableSizes, ViewCost, ViewPlan, readable
+from dbt.adapters.spark_streams.streams.views.definition import (
+    ViewDefinition,
+    read_view_definition,
+)
+from dbt.adapters.spark_streams.streams.views.pruning import (
+    AUTO_MIN_JOIN_BYTES,
+    PruneInputs,
+    equi_joins,
+    term_prunes,
+)
+
+
+def estimate(run: RunSql, rebuild_min_bytes: int, plan: ViewPlan) -> ViewCost | None:
+    """The cost of the next read against a rebuild; None when the view is smaller than the
+    model's rebuild_min_bytes, where either path is quick and builds stay incremental."""
+    if plan.view_bytes < rebuild_min_bytes:
+        return None
+    return plan.cost(run)
+
+
+def consider_rebuild(
+    run: RunSql, build: StreamBuild, stream: str, plan: ViewPlan, stream_sql: str, rows_sql: str
+) -> None:
+    """Offer the build a rebuild when the estimate says it is cheaper (a 'strict' model fails
+    here instead); `rows_sql` is the view's rows at the pins, as INSERTs."""
+    if not build.consuming or build.config is None:
+        return
+    cost = estimate(run, build.config.rebuild_min_bytes, plan)
+    if cost is None or not cost.rebuild_is_cheaper:
+        return
+    if build.config.incremental == "strict":
+        raise StreamError(
+            f"Model {build.config.model}: stream {stream} on view {plan.view.name} would be "
+            f"cheaper to rebuild: {cost.reason()}. The model's incremental is 'strict', so "
+            "nothing was written and no offset moved. Cluster the view's tables by their join "
+            "keys so the change reads fewer files, or set incremental='auto' to let such "
+            "builds rebuild the target."
+        )
+    build.rebuild_offer = RebuildOffer(stream, cost.reason(), stream_sql, rows_sql)
+
+
+def explain_view_path(
+    run: RunSql,
+    record: StreamRecord,
+    offsets: dict[str, int],
+    consumer: ConsumerConfig,
+    alone: bool,
+) -> list[str]:
+    """What the next build of `consumer` reads of the view stream `record` and the path it
+    takes, with why; nothing is consumed (the change sets' key ranges are read). `offsets`
+    holds the consumer's committed offsets by stream name; `alone` whether the model reads
+    no other stream."""
+    schema, identifier = (part.strip("`") for part in record.source_table.split("`.`"))
+    view = read_view_definition(run, schema, identifier, record.name)
+    if view.fingerprint != record.source_id:
+        return [
+            f"  view {view.name} was redefined since the stream was created: the next build "
+            "fails; rebuild the model with --full-refresh"
+        ]
+    intervals, lines = {}, []
+    for table in dict.fromkeys(view.tables):
+        offset = offsets.get(table_stream_name(record.name, table))
+        if offset is None:
+            return [f"  the offset on {table} is missing: rebuild the model with --full-refresh"]
+        source_schema, source_identifier = table.replace("`", "").split(".", 1)
+        entry = CatalogEntry(run, source_schema, source_identifier)
+        source = DELTA_TABLE.describe(run, entry, record.name)
+        pin = DELTA_TABLE.latest(run, source)
+        intervals[table] = TableInterval(source, offset, pin)
+        lines.append(f"  table {table}: offset version {offset}, latest version {pin.version}")
+    if not any(interval.changed for interval in intervals.values()):
+        return [*lines, "  path: none (nothing pending: the next build writes nothing)"]
+    read = plan_view_read(run, consumer.key_ranges, view, intervals)
+    for index, predicates in read.prunes.items():
+        for position, predicate in predicates.items():
+            shown = predicate if len(predicate) <= 100 else predicate[:97] + "..."
+            lines.append(
+                f"  the change of {view.tables[index]} reads {view.tables[position]} where {shown}"
+            )
+    return [*lines, f"  path: {_path(run, consumer, read, alone)}"]
+
+
+def _path(run: RunSql, consumer: ConsumerConfig, read: ViewPlan, alone: bool) -> str:
+    """The path the build would take, and why."""
+    cost = estimate(run, consumer.rebuild_min_bytes, read)
+    if cost is None:
+        return (
+            f"incremental (the view's tables hold {readable(read.view_bytes)}, under the "
+            f"model's rebuild_min_bytes of {readable(consumer.rebuild_min_bytes)})"
+        )
+    if not cost.rebuild_is_cheaper:
+        return f"incremental ({cost.reason()})"
+    if consumer.incremental == "strict":
+        return f"fail, as the model's incremental is 'strict' ({cost.reason()})"
+    if consumer.strategy == "apply_changes" and alone:
+        return f"rebuild ({cost.reason()})"
+    return (
+        f"incremental ({cost.reason()}; only an apply_changes model that reads this one "
+        "stream rebuilds)"
+    )
+
+
+def plan_view_read(
+    run: RunSql,
+    key_ranges: bool | None,
+    view: ViewDefinition,
+    intervals: dict[str, TableInterval],
+) -> ViewPlan:
+    """The next read of a view's changes: per changed table's term, the predicates on the
+    other tables' scans (views/pruning.py), as the model's key_ranges says: true always,
+    false never, None (auto) for tables of AUTO_MIN_JOIN_BYTES or more."""
+    sizes = TableSizes(run)
+    joins = equi_joins(view)
+
+    def worth_pruning(position: int) -> bool:
+        if key_ranges is not None:
+            return key_ranges
+        return sizes[view.tables[position]] >= AUTO_MIN_JOIN_BYTES
+
+    def column_type(position: int, column: str) -> str | None:
+        table = intervals[view.tables[position]].table
+        types = dict(zip((c.lower() for c in table.columns), table.column_types, strict=False))
+        return types.get(column.lower())
+
+    inputs = PruneInputs(
+        change_rows=lambda position: change_rows_sql(intervals[view.tables[position]]),
+        column_type=column_type,
+        worth_pruning=worth_pruning,
+    )
+    prunes = {
+        index: term_prunes(run, joins, index, inputs)
+        for index, name in enumerate(view.tables)
+        if joins and intervals[name].changed
+    }
+    return ViewPlan(view, intervals, prunes, sizes)

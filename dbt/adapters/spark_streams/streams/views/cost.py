@@ -1,0 +1,141 @@
+"""What a view stream's next build would read, against a rebuild of its target from the view.
+
+A view stream's changes are one join term per changed table (algebra.py): the table's change
+set joined with the other tables, each read whole unless a join-key predicate lets Delta
+skip files (pruning.py). When the change set's keys sit all over the other tables' files (a
+change spread evenly over the keys of a table with no locality), the terms read as much as
+the view itself, and the MERGE that follows touches most files of the target: rebuilding the
+target from the view is then cheaper. Incremental engines decide this with a cost model and
+say so (or, as Databricks' incremental refresh did first, silently); this one estimates from
+Delta's own file statistics, before reading any data:
+
+- the bytes the terms would scan: per term, each other table of the term's branch at the
+  version the term reads, with its predicate, as Spark's plan states them once Delta has
+  skipped files (EXPLAIN COST, `sizeInBytes` of the relation; over Spark Connect too);
+- the bytes a rebuild would scan: every table reference of the view, whole.
+
+The build rebuilds when the terms would scan at least REBUILD_FRACTION of what a rebuild
+scans: the incremental path then also MERGEs into files spread over the whole target, so a
+rebuild's scan and write cost no more. Below `rebuild_min_bytes` (the model's, by default
+32 MiB) the view is small enough that either path is quick, and builds stay incremental.
+"""
+
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dbt.adapters.spark_streams.streams.sql.run import RunSql
+from dbt.adapters.spark_streams.streams.views.algebra import TableInterval
+from dbt.adapters.spark_streams.streams.views.definition import ViewDefinition
+from dbt.adapters.spark_streams.streams.views.pruning import Prunes
+
+REBUILD_FRACTION = 0.5
+UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
+SIZE = re.compile(r"Relation .*?Statistics\(sizeInBytes=([\d.]+) ?([KMGTP]?i?B)")
+
+
+@dataclass(frozen=True)
+class ViewCost:
+    """The bytes the next build's terms would scan, and the bytes a rebuild would."""
+
+    incremental_bytes: int
+    rebuild_bytes: int
+
+    @property
+    def fraction(self) -> float:
+        return self.incremental_bytes / self.rebuild_bytes if self.rebuild_bytes else 0.0
+
+    @property
+    def rebuild_is_cheaper(self) -> bool:
+        return self.fraction >= REBUILD_FRACTION
+
+    def reason(self) -> str:
+        return (
+            f"the change would scan {self.fraction:.0%} of what a rebuild scans "
+            f"({readable(self.incremental_bytes)} of {readable(self.rebuild_bytes)})"
+        )
+
+
+def readable(size: int) -> str:
+    """Bytes as Spark prints them: 3.2 MiB."""
+    for unit, factor in reversed(UNITS.items()):
+        if size >= factor:
+            return f"{size / factor:.1f} {unit}"
+    return f"{size} B"
+
+
+class TableSizes:
+    """Each table's current bytes, from its snapshot (DESCRIBE DETAIL, no data read), asked
+    once per build."""
+
+    def __init__(self, run: RunSql) -> None:
+        self.run = run
+        self.known: dict[str, int] = {}
+
+    def __getitem__(self, table: str) -> int:
+        if table not in self.known:
+            [detail] = self.run(f"describe detail {table}")
+            self.known[table] = int(detail.get("sizeInBytes") or 0)
+        return self.known[table]
+
+
+@dataclass(frozen=True)
+class ViewPlan:
+    """A view stream's next read: its tables' intervals and the terms' predicates."""
+
+    view: ViewDefinition
+    intervals: dict[str, TableInterval]
+    prunes: dict[int, Prunes]
+    sizes: TableSizes
+
+    @property
+    def view_bytes(self) -> int:
+        """The bytes of every table reference of the view: what a rebuild scans."""
+        return sum(self.sizes[name] for name in self.view.tables)
+
+    def cost(self, run: RunSql) -> ViewCost:
+        """The estimate of the read against a rebuild."""
+        view, intervals = self.view, self.intervals
+        incremental = 0
+        for index, name in enumerate(view.tables):
+            if not intervals[name].changed:
+                continue
+            for other in _same_branch(view, index):
+                table = view.tables[other]
+                predicate = self.prunes.get(index, {}).get(other)
+                if predicate is None:
+                    incremental += self.sizes[table]
+                    continue
+                interval = intervals[table]
+                version = interval.pin.version if other < index else interval.offset
+                incremental += scanned_bytes(run, table, version, predicate)
+        return ViewCost(incremental, self.view_bytes)
+
+
+def scanned_bytes(run: RunSql, table: str, version: int, predicate: str) -> int:
+    """The bytes Spark's optimized plan scans of `table` at `version` under `predicate`, after
+    Delta's data skipping: no data is read."""
+    [row] = run(f"explain cost select * from {table} version as of {version} where {predicate}")
+    plan = str(next(iter(row.values())))
+    found = SIZE.search(plan)
+    if found is None:
+        raise ValueError(f"No relation size in the plan of {table}: {plan[:500]}")
+    return int(float(found.group(1)) * UNITS[found.group(2)])
+
+
+def _same_branch(view: ViewDefinition, index: int) -> list[int]:
+    """The other table references a term of reference `index` reads: those not on the other
+    side of a UNION ALL from it (its term silences those branches)."""
+    references = list(view.query.find_all(exp.Table, bfs=False))
+    position = {id(table): number for number, table in enumerate(references)}
+    apart: set[int] = set()
+    for union in view.query.find_all(exp.Union):
+        sides = [
+            {position[id(t)] for t in side.find_all(exp.Table) if id(t) in position}
+            for side in (union.this, union.expression)
+        ]
+        for near, far in (sides, sides[::-1]):
+            if index in near:
+                apart |= far
+    return [other for other in range(len(references)) if other != index and other not in apart]
