@@ -71,13 +71,14 @@ CUSTOMERS = "crash_raw.customers"
 # their MERGE over files of a few rows (by default only a target of 256 MiB does): a range
 # that missed a changed key would leave a duplicate or an open row behind, which the tests see.
 # The view mirror is ranged too, so its join terms read the other table through the change
-# set's join-key ranges (by default only a table of 32 MiB is): a range that missed a key would
-# lose a row of the view, which the view mirror's test sees.
+# set's join-key ranges (by default only a table of 32 MiB is), and it is clustered by amount,
+# so its MERGE names the ranges of the old and new amounts instead of the key's: a range that
+# missed a key would lose a row of the view or leave a duplicate, which its test sees.
 RANGED = "key_ranges=true, file_rows=5"
 EXTRA_MODELS = {
     "paired_mirror": (
         "{{ config(materialized='stream_incremental', incremental_strategy='apply_changes', "
-        f"unique_key='id', {RANGED}) }}}}\n"
+        f"unique_key='id', liquid_clustered_by='amount', {RANGED}) }}}}\n"
         "select * from {{ stream(ref('paired'), unique_key='id') }}\n"
     ),
     "customers_merge": (

@@ -292,17 +292,21 @@ class StreamMethods(metaclass=AdapterMeta):
     ) -> str:
         """` and (t.key between low and high or ...)` naming the change set's key ranges, so
         the write's MERGE skips the target files outside them (streams/records/key_ranges.py);
-        '' when the model's key_ranges says no or its first key column is not an integer."""
+        for a mirror clustered by another column, that column's ranges instead (config.py,
+        ranges_cluster_column). '' when the model's key_ranges says no or the column is not
+        an integer."""
         setting = consumer.key_ranges
         target_bytes = self._size_in_bytes(target) if setting is None and unique_key else None
         if not unique_key or not wants_ranges(setting, target_bytes):
             return ""
-        key = unique_key[0]
+        column = consumer.ranges_cluster_column or unique_key[0]
         columns = self.get_columns_in_relation(changes)
-        if not can_range(next((c.dtype for c in columns if c.name.lower() == key.lower()), None)):
+        if not can_range(
+            next((c.dtype for c in columns if c.name.lower() == column.lower()), None)
+        ):
             return ""
-        rows = self.run_rows(key_ranges_sql(str(changes), quote(key), MOST_RANGES))
-        predicate = target_predicate(f"t.{quote(key)}", rows)
+        rows = self.run_rows(key_ranges_sql(str(changes), quote(column), MOST_RANGES))
+        predicate = target_predicate(f"t.{quote(column)}", rows)
         return f" and {predicate}" if predicate else ""
 
     def _size_in_bytes(self, table: BaseRelation) -> int | None:

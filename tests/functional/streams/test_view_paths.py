@@ -9,11 +9,14 @@ apply_changes models.
   nothing, `mirror_small` (the default rebuild_min_bytes, far above these tables) stays
   incremental. The next small change is applied on top of the rebuilt target, once.
 - `explain_stream` prints each path before the builds take it, and consumes nothing.
+- `mirror_clustered` is created with liquid clustering by customer_id, and its MERGEs match
+  the target through the change set's customer ranges (old and new images), not its keys'.
 
 Every mirror equals the view after each build that succeeds.
 """
 
 import json
+import re
 from pathlib import Path
 
 from dbt.tests.util import run_dbt, run_dbt_and_capture
@@ -22,7 +25,7 @@ from tests.functional.adapter.delta import DeltaProject, sources_yml
 
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
 VIEW = (
-    "select o.id, o.status, c.name as customer from {schema}.orders o "
+    "select o.id, o.customer_id, o.status, c.name as customer from {schema}.orders o "
     "join {schema}.customers c on o.customer_id = c.id"
 )
 MIRROR = (
@@ -36,6 +39,10 @@ MODELS = {
         settings=", key_ranges=true, rebuild_min_bytes=0, incremental='strict'"
     ),
     "mirror_small": MIRROR.format(settings=", key_ranges=true"),
+    # clustered by customer: its MERGE names the customers' ranges instead of the keys'
+    "mirror_clustered": MIRROR.format(
+        settings=", key_ranges=true, liquid_clustered_by='customer_id', file_rows=20"
+    ),
 }
 MIRRORS = tuple(MODELS)
 
@@ -81,18 +88,35 @@ class TestViewPaths(DeltaProject):
         results = self.run(project, expect_pass=False)
         path, message = results["mirror_auto"]
         assert path == "rebuild" and message.startswith("OK, rebuilt mirror_auto: the change")
-        assert results["mirror_small"][0] == "incremental"
+        assert results["mirror_small"][0] == results["mirror_clustered"][0] == "incremental"
         assert "incremental is 'strict', so nothing was written" in results["mirror_strict"][1]
         assert self.offsets(project, "mirror_strict") == strict_offsets
-        self.assert_mirrors_equal_the_view(project, ("mirror_auto", "mirror_small"))
+        self.assert_mirrors_equal_the_view(
+            project, ("mirror_auto", "mirror_small", "mirror_clustered")
+        )
 
         # after the rebuild, a small change lands once on the rebuilt target
         sql(f"insert into {schema}.orders values (1000, 7, 'late')")
         sql(f"delete from {schema}.orders where id = 5")
         sql(f"update {schema}.customers set name = 'again' where id = 9")
-        results = self.run(project, "mirror_auto", "mirror_small")
-        assert [path for path, _ in results.values()] == ["incremental", "incremental"]
-        self.assert_mirrors_equal_the_view(project, ("mirror_auto", "mirror_small"))
+        sql(f"update {schema}.orders set customer_id = 12 where id = 6")  # moves customer
+        results = self.run(project, "mirror_auto", "mirror_small", "mirror_clustered")
+        assert {path for path, _ in results.values()} == {"incremental"}
+        self.assert_mirrors_equal_the_view(
+            project, ("mirror_auto", "mirror_small", "mirror_clustered")
+        )
+        [detail] = project.run_sql(f"describe detail {schema}.mirror_clustered", fetch="all")
+        assert list(detail.asDict()["clusteringColumns"]) == ["customer_id"]
+        history = project.run_sql(f"describe history {schema}.mirror_clustered", fetch="all")
+        merges = [row.asDict() for row in history if row.asDict()["operation"] == "MERGE"]
+        predicate = merges[0]["operationParameters"]["predicate"]  # the newest first
+        # the ranges hold the moved order's old customer (7) and new one (12)
+        ranges = re.findall(
+            r"customer_id#\d+ >= (\d+)\) AND \(customer_id#\d+ <= (\d+)", predicate
+        )
+        assert ranges and all(
+            any(int(low) <= customer <= int(high) for low, high in ranges) for customer in (7, 12)
+        ), predicate
 
     @staticmethod
     def explain(project, model: str) -> str:

@@ -76,6 +76,8 @@ class ConsumerConfig:
     target_properties: dict[str, str] = field(default_factory=dict)
     history: "HistoryColumns | None" = None  # the history strategy's period columns
     incremental: str = "auto"  # INCREMENTAL: may a view stream's build rebuild the target
+    # liquid_clustered_by: the target's clustering columns (Delta liquid clustering)
+    cluster_by: tuple[str, ...] = ()
     rebuild_min_bytes: int = DEFAULT_REBUILD_MIN_BYTES
 
     @classmethod
@@ -118,6 +120,7 @@ class ConsumerConfig:
             if strategy == "history"
             else None,
             incremental=_incremental(model, config.get("incremental", "auto")),
+            cluster_by=as_key(config.get("liquid_clustered_by")),
             rebuild_min_bytes=_bytes(
                 model,
                 "rebuild_min_bytes",
@@ -142,9 +145,22 @@ class ConsumerConfig:
 
     @property
     def first_build_order(self) -> tuple[str, ...]:
-        """The columns a first build writes in order of: the key, when files are capped, so
-        each file holds one key range and a later MERGE rewrites few of them."""
-        return self.unique_key if self.file_rows > 0 else ()
+        """The columns a first build writes in order of: the clustering columns, or the key,
+        when files are capped, so each file holds one range of them and a later MERGE
+        rewrites few files (Delta's OSS writes cluster only on OPTIMIZE)."""
+        return (self.cluster_by or self.unique_key) if self.file_rows > 0 else ()
+
+    @property
+    def ranges_cluster_column(self) -> str | None:
+        """The column whose ranges a mirror's MERGE names besides its key's: the first
+        clustering column, when the target is clustered by something else than its key. A
+        mirror's change set holds the old image of every row it changes or deletes (the
+        DELETE half), so the ranges of its values in the change set cover every target row
+        the MERGE can match."""
+        if not self.cluster_by or self.strategy != "apply_changes":
+            return None
+        first = self.cluster_by[0]
+        return None if self.unique_key[:1] == (first,) else first
 
     def target_columns(self, output_columns: Sequence[str]) -> list[str]:
         """The model's output columns the target keeps: all of them, less the stream's

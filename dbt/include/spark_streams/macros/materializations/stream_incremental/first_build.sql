@@ -32,6 +32,9 @@
   {{ options_clause() }}
   {{ spark_streams__target_tblproperties(consumer) }}
   {{ partition_cols(label="partitioned by") }}
+  {%- if consumer.cluster_by %}
+  cluster by ({{ get_quoted_csv(consumer.cluster_by | list) }})
+  {%- endif %}
   {{ location_clause() }}
   {{ comment_clause() }}
   as

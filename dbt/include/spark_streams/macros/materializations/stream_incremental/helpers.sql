@@ -2,7 +2,8 @@
 
 
 {#-
-  ` and (t.key between low and high or ...)`: the change set's key ranges, so that Delta reads
+  ` and (t.key between low and high or ...)`: the change set's key ranges (a mirror clustered by
+  another column: that column's), so that Delta reads
   only the target files whose keys they can match (streams/records/key_ranges.py); '' when the model's
   key_ranges says no (by default: a target under 256 MiB) or its first key column is not an
   integer.
