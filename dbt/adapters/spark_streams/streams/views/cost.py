@@ -60,7 +60,7 @@ class ViewCost:
 def readable(size: int) -> str:
     """Bytes as Spark prints them: 3.2 MiB."""
     for unit, factor in reversed(UNITS.items()):
-        if size >= factor:
+        if size >= factor > 1:
             return f"{size / factor:.1f} {unit}"
     return f"{size} B"
 
