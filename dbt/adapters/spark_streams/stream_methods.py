@@ -289,12 +289,14 @@ class StreamMethods(metaclass=AdapterMeta):
         target: BaseRelation,
         unique_key: list[str],
         consumer: ConsumerConfig,
+        node_id: str = "",
     ) -> str:
         """` and (t.key between low and high or ...)` naming the change set's key ranges, so
         the write's MERGE skips the target files outside them (streams/records/key_ranges.py);
         for a mirror clustered by another column, that column's ranges instead (config.py,
-        ranges_cluster_column). '' when the model's key_ranges says no or the column is not
-        an integer."""
+        ranges_cluster_column), taken from the view stream's tables' change sets when the
+        build knows them (views/lineage.py) instead of read from the change set. '' when the
+        model's key_ranges says no or the column is not an integer."""
         setting = consumer.key_ranges
         target_bytes = self._size_in_bytes(target) if setting is None and unique_key else None
         if not unique_key or not wants_ranges(setting, target_bytes):

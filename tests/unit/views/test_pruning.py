@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.views.algebra import change_rows_sql
 from dbt.adapters.spark_streams.streams.views.pruning import (
+    ChangeRanges,
     EquiJoin,
     PruneInputs,
     Prunes,
@@ -62,13 +63,15 @@ def all_prunes(kind: str, tables: dict[str, list[dict]], changed: set[str]) -> d
     view = view_of(kind)
     spans = intervals(view, changed)
     inputs = PruneInputs(
-        change_rows=lambda position: change_rows_sql(spans[view.tables[position]]),
+        ranges=ChangeRanges(
+            ranges_from(tables), lambda position: change_rows_sql(spans[view.tables[position]])
+        ),
         column_type=lambda position, column: "bigint",
         worth_pruning=lambda position: True,
     )
     joins = equi_joins(view)
     return {
-        index: term_prunes(ranges_from(tables), joins, index, inputs)
+        index: term_prunes(joins, index, inputs)
         for index, name in enumerate(view.tables)
         if spans[name].changed
     }
@@ -112,14 +115,18 @@ def test_a_change_set_without_values_joins_nothing() -> None:
 def test_only_integer_columns_on_both_sides_are_ranged() -> None:
     view = view_of("join")
     spans = intervals(view, {"orders"})
-    asked = []
+    asked: list[str] = []
+    ranges = ChangeRanges(
+        lambda sql: asked.append(sql) or [],
+        lambda position: change_rows_sql(spans[view.tables[position]]),
+    )
     inputs = PruneInputs(
-        change_rows=lambda position: change_rows_sql(spans[view.tables[position]]),
+        ranges=ranges,
         column_type=lambda position, column: "string" if position == 1 else "bigint",
         worth_pruning=lambda position: True,
     )
-    assert term_prunes(lambda sql: asked.append(sql) or [], equi_joins(view), 0, inputs) == {}
+    assert term_prunes(equi_joins(view), 0, inputs) == {}
     assert asked == []
-    small = PruneInputs(inputs.change_rows, lambda p, c: "int", lambda position: False)
-    assert term_prunes(lambda sql: asked.append(sql) or [], equi_joins(view), 0, small) == {}
+    small = PruneInputs(ranges, lambda p, c: "int", lambda position: False)
+    assert term_prunes(equi_joins(view), 0, small) == {}
     assert asked == [] and set(COLUMNS) == {"orders", "customers"}

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
+from dbt.adapters.spark_streams.streams.builds.pass_through import passes_through
 from dbt.adapters.spark_streams.streams.delta.schema_changes import SchemaReads, model_name
 from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
 from dbt.adapters.spark_streams.streams.errors import StreamError
@@ -62,7 +63,22 @@ class RebuildOffer:
 
     def covers(self, stream: str) -> bool:
         """Whether a stream the build read is this view stream or one of its table streams."""
-        return stream == self.stream or stream.startswith(f"{self.stream}@")
+        return covers(self.stream, stream)
+
+
+def covers(view_stream: str, stream: str) -> bool:
+    """Whether `stream` is the view stream `view_stream` or one of its table streams."""
+    return stream == view_stream or stream.startswith(f"{view_stream}@")
+
+
+@dataclass(frozen=True)
+class ColumnRanges:
+    """A view stream's ranges of one of its columns in this build's changes, known from its
+    tables' change sets (views/lineage.py): key ranges rows (low, high, has_null)."""
+
+    stream: str
+    column: str
+    rows: list[Row]
 
 
 @dataclass
@@ -95,6 +111,8 @@ class StreamBuild:
     schema_reads: SchemaReads = field(default_factory=SchemaReads)
     rebuild_offer: RebuildOffer | None = None
     rebuilt_because: str = ""  # the plan took the offer: the target is rebuilt, for this
+    column_ranges: ColumnRanges | None = None  # offered by a view stream
+    target_ranges: ColumnRanges | None = None  # taken by the plan: the model passes it on
 
     @property
     def has_write(self) -> bool:
@@ -175,6 +193,8 @@ def plan(
         rebuild = True
     else:
         offer = None
+    if build is not None and not rebuild:
+        build.target_ranges = _taken_ranges(build, sql)
     return BuildPlan(
         consumer=consumer,
         rebuild=rebuild,
@@ -184,6 +204,15 @@ def plan(
         broadcast_changes=_broadcasts(consumer, build),
         rebuild_offer=offer,
     )
+
+
+def _taken_ranges(build: StreamBuild, sql: str) -> ColumnRanges | None:
+    """A view stream's known ranges of a column, when they are the model's too: the model
+    reads that view stream only and passes the column through (pass_through.py)."""
+    known = build.column_ranges
+    if known is None or not all(covers(known.stream, stream) for stream in build.reads):
+        return None
+    return known if passes_through(sql, known.column) else None
 
 
 def _taken_offer(

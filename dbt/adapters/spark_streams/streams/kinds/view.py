@@ -21,7 +21,11 @@ from dbt.adapters.spark_streams.streams.kinds.consumers import check_consumer, r
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
 from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest, stream_record
 from dbt.adapters.spark_streams.streams.kinds.table_stream import resolve_with_source
-from dbt.adapters.spark_streams.streams.kinds.view_path import consider_rebuild, plan_view_read
+from dbt.adapters.spark_streams.streams.kinds.view_path import (
+    consider_rebuild,
+    offer_column_ranges,
+    plan_view_read,
+)
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.records.netting import (
     Snapshot,
@@ -136,8 +140,9 @@ def resolve_view_stream(
     snapshot = _snapshot(request, view, intervals)
     prunes = read.prunes if read is not None else {}
     sql = _rows_sql(request, snapshot, view, intervals, creating, bool(build.dry_run), prunes)
-    if read is not None and not creating:
+    if read is not None and not creating and build.consuming:
         consider_rebuild(run, build, request.name, read, sql, initial_rows_sql(snapshot))
+        offer_column_ranges(build, request.name, read)
     if not build.dry_run:
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
     return sql

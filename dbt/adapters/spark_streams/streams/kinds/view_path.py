@@ -14,7 +14,13 @@ offsets, so the target ends as the incremental path would leave it. A model whos
 `incremental` is 'strict' fails instead, before anything is written.
 """
 
-from dbt.adapters.spark_streams.streams.builds.build import RebuildOffer, StreamBuild
+from collections.abc import Callable
+
+from dbt.adapters.spark_streams.streams.builds.build import (
+    ColumnRanges,
+    RebuildOffer,
+    StreamBuild,
+)
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
@@ -31,8 +37,10 @@ from dbt.adapters.spark_streams.streams.views.definition import (
     ViewDefinition,
     read_view_definition,
 )
+from dbt.adapters.spark_streams.streams.views.lineage import column_ranges
 from dbt.adapters.spark_streams.streams.views.pruning import (
     AUTO_MIN_JOIN_BYTES,
+    ChangeRanges,
     PruneInputs,
     equi_joins,
     term_prunes,
@@ -129,6 +137,34 @@ def _path(run: RunSql, consumer: ConsumerConfig, read: ViewPlan, alone: bool) ->
     )
 
 
+def offer_column_ranges(build: StreamBuild, stream: str, read: ViewPlan) -> None:
+    """Offer the build the ranges of the column its mirror is clustered by, when the view's
+    tables' change sets tell them (views/lineage.py): its MERGE then reads no more."""
+    column = build.config.ranges_cluster_column if build.config is not None else None
+    if column is None or read.ranges is None:
+        return
+    changed = [i for i, name in enumerate(read.view.tables) if read.intervals[name].changed]
+    joins = equi_joins(read.view)
+    rows = column_ranges(
+        read.view, joins, column, changed, read.ranges, _column_types(read.view, read.intervals)
+    )
+    if rows is not None:
+        build.column_ranges = ColumnRanges(stream, column, rows)
+
+
+def _column_types(
+    view: ViewDefinition, intervals: dict[str, TableInterval]
+) -> Callable[[int, str], str | None]:
+    """A reference's column's DESCRIBE type, by position and name."""
+
+    def column_type(position: int, column: str) -> str | None:
+        table = intervals[view.tables[position]].table
+        types = dict(zip((c.lower() for c in table.columns), table.column_types, strict=False))
+        return types.get(column.lower())
+
+    return column_type
+
+
 def plan_view_read(
     run: RunSql,
     key_ranges: bool | None,
@@ -146,19 +182,12 @@ def plan_view_read(
             return key_ranges
         return sizes[view.tables[position]] >= AUTO_MIN_JOIN_BYTES
 
-    def column_type(position: int, column: str) -> str | None:
-        table = intervals[view.tables[position]].table
-        types = dict(zip((c.lower() for c in table.columns), table.column_types, strict=False))
-        return types.get(column.lower())
-
-    inputs = PruneInputs(
-        change_rows=lambda position: change_rows_sql(intervals[view.tables[position]]),
-        column_type=column_type,
-        worth_pruning=worth_pruning,
-    )
+    column_type = _column_types(view, intervals)
+    ranges = ChangeRanges(run, lambda position: change_rows_sql(intervals[view.tables[position]]))
+    inputs = PruneInputs(ranges, column_type, worth_pruning)
     prunes = {
-        index: term_prunes(run, joins, index, inputs)
+        index: term_prunes(joins, index, inputs)
         for index, name in enumerate(view.tables)
         if joins and intervals[name].changed
     }
-    return ViewPlan(view, intervals, prunes, sizes)
+    return ViewPlan(view, intervals, prunes, sizes, ranges)

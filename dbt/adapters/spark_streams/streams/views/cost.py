@@ -28,7 +28,7 @@ from sqlglot import exp
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 from dbt.adapters.spark_streams.streams.views.algebra import TableInterval
 from dbt.adapters.spark_streams.streams.views.definition import ViewDefinition
-from dbt.adapters.spark_streams.streams.views.pruning import Prunes
+from dbt.adapters.spark_streams.streams.views.pruning import ChangeRanges, Prunes
 
 REBUILD_FRACTION = 0.5
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
@@ -88,6 +88,7 @@ class ViewPlan:
     intervals: dict[str, TableInterval]
     prunes: dict[int, Prunes]
     sizes: TableSizes
+    ranges: ChangeRanges | None = None  # the change sets' ranges read for the prunes
 
     @property
     def view_bytes(self) -> int:

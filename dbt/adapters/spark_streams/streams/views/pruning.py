@@ -32,7 +32,7 @@ from dbt.adapters.spark_streams.streams.records.key_ranges import (
     target_predicate,
 )
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
-from dbt.adapters.spark_streams.streams.sql.run import RunSql
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 from dbt.adapters.spark_streams.streams.views.definition import ViewDefinition
 
 # 32 MiB: a scan of about a second on two cores; smaller tables are read whole.
@@ -60,7 +60,7 @@ def equi_joins(view: ViewDefinition) -> list[EquiJoin]:
     position = {id(table): index for index, table in enumerate(references)}
     found = []
     for select in view.query.find_all(exp.Select):
-        aliases = _table_aliases(select, position)
+        aliases = table_aliases(select, position)
         for left, right in _column_equalities(select):
             ends = (aliases.get(left.table.lower()), aliases.get(right.table.lower()))
             if ends[0] is None or ends[1] is None or ends[0] == ends[1]:
@@ -70,7 +70,7 @@ def equi_joins(view: ViewDefinition) -> list[EquiJoin]:
     return found
 
 
-def _table_aliases(select: exp.Select, position: dict[int, int]) -> dict[str, int]:
+def table_aliases(select: exp.Select, position: dict[int, int]) -> dict[str, int]:
     """The select's own FROM and JOIN items that are table references, by alias (or name)."""
     items = [select.args.get("from_"), *(select.args.get("joins") or [])]
     aliases = {}
@@ -106,17 +106,36 @@ def _conjuncts(condition: exp.Expr | None) -> Iterator[exp.Expr]:
         yield node
 
 
+class ChangeRanges:
+    """The change sets' values of a column as at most MOST_RANGES integer ranges, read once
+    per (reference, column) in a build: pruning and the target's ranges (lineage.py) share
+    them."""
+
+    def __init__(self, run: RunSql, change_rows: Callable[[int], str]) -> None:
+        self.run = run
+        self.change_rows = change_rows
+        self.known: dict[tuple[int, str], list[Row]] = {}
+
+    def __call__(self, position: int, column: str) -> list[Row]:
+        """Rows (low, high, has_null) of reference `position`'s change set on `column`."""
+        key = (position, column.lower())
+        if key not in self.known:
+            query = key_ranges_sql(f"({self.change_rows(position)})", quote(column), MOST_RANGES)
+            self.known[key] = self.run(query)
+        return self.known[key]
+
+
 @dataclass(frozen=True)
 class PruneInputs:
-    """What pruning reads of a build: each reference's change rows (SQL) and column types,
+    """What pruning reads of a build: each reference's change set ranges and column types,
     and whether a table is big enough to prune (`key_ranges` auto)."""
 
-    change_rows: Callable[[int], str]
+    ranges: Callable[[int, str], list[Row]]
     column_type: Callable[[int, str], str | None]
     worth_pruning: Callable[[int], bool]
 
 
-def term_prunes(run: RunSql, joins: list[EquiJoin], changed: int, inputs: PruneInputs) -> Prunes:
+def term_prunes(joins: list[EquiJoin], changed: int, inputs: PruneInputs) -> Prunes:
     """The predicates on the other tables' scans in the term where reference `changed` is the
     change set: one ranges query per joined column of the change set."""
     prunes: Prunes = {}
@@ -129,8 +148,8 @@ def term_prunes(run: RunSql, joins: list[EquiJoin], changed: int, inputs: PruneI
         )
         if not all(can_range(data_type) for data_type in types):
             continue  # integers on both sides: a range compares as the join does
-        query = key_ranges_sql(f"({inputs.change_rows(changed)})", quote(join.column), MOST_RANGES)
-        predicate = target_predicate(quote(join.other_column), run(query))
+        rows = inputs.ranges(changed, join.column)
+        predicate = target_predicate(quote(join.other_column), rows)
         # no ranges: the change set has no non-null value, and the join matches nothing
         predicate = predicate or "false"
         previous = prunes.get(join.other)

@@ -1,0 +1,78 @@
+"""Where a view column's values in a build's changes come from, so a clustered mirror's MERGE
+gets its ranges without reading the change set once more.
+
+A mirror clustered by a column names that column's ranges in its MERGE (builds/config.py,
+ranges_cluster_column). For a table stream they come from the change set; for a view stream
+that means computing the view's changes twice, joins included (2.6 s of a 12 s build at 1M
+rows). But the view's column is often a plain column of one table reference, say
+`o.customer_id`, and each term's rows take it either from that reference's own change set
+(the term of orders) or, through an equi-join `o.customer_id = c.id`, from the changed
+table's joined column (the term of customers). Both change sets' ranges are read for pruning
+anyway (pruning.py), so the column's ranges are their union: every value of the column in
+any term's rows, old images included, lies in one of them. A column computed by an
+expression, of a nested view or a UNION ALL, or joined otherwise, has no such source, and
+the change set is read as for a table stream.
+"""
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from dbt.adapters.spark_streams.streams.records.key_ranges import can_range
+from dbt.adapters.spark_streams.streams.sql.run import Row
+from dbt.adapters.spark_streams.streams.views.definition import ViewDefinition
+from dbt.adapters.spark_streams.streams.views.pruning import EquiJoin, table_aliases
+
+
+def column_source(view: ViewDefinition, column: str) -> tuple[int, str] | None:
+    """The table reference (position) and its column that the view's `column` passes on
+    unchanged; None when it is anything else."""
+    query = view.query
+    names = [name.lower() for name in view.columns]
+    if not isinstance(query, exp.Select) or column.lower() not in names:
+        return None
+    projection = query.expressions[names.index(column.lower())]
+    if isinstance(projection, exp.Alias):
+        projection = projection.this
+    if not isinstance(projection, exp.Column) or not projection.table:
+        return None
+    references = list(query.find_all(exp.Table, bfs=False))
+    position = {id(table): index for index, table in enumerate(references)}
+    found = table_aliases(query, position).get(projection.table.lower())
+    return None if found is None else (found, projection.name)
+
+
+def column_ranges(
+    view: ViewDefinition,
+    joins: list[EquiJoin],
+    column: str,
+    changed: list[int],
+    ranges: Callable[[int, str], list[Row]],
+    column_type: Callable[[int, str], str | None],
+) -> list[Row] | None:
+    """The ranges of the view `column`'s values in the terms of the `changed` references, as
+    key ranges rows; None when a term's values cannot be told from its change set."""
+    source = column_source(view, column)
+    if source is None:
+        return None
+    owner, owned = source
+    if not can_range(column_type(owner, owned)):
+        return None
+    rows: list[Row] = []
+    for index in changed:
+        if index == owner:
+            joined: str | None = owned
+        else:
+            joined = next(
+                (
+                    join.column
+                    for join in joins
+                    if (join.changed, join.other) == (index, owner)
+                    and join.other_column.lower() == owned.lower()
+                ),
+                None,
+            )
+        if joined is None or not can_range(column_type(index, joined)):
+            return None
+        rows += ranges(index, joined)
+    return rows
