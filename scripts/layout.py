@@ -58,7 +58,8 @@ def entry(folder: Path, compact: bool) -> str:
 
 def layout_markdown(compact: bool = False) -> str:
     """The section's generated part: the adapter's packages, the engine's layers top first."""
-    folders = [ADAPTER / "session", ADAPTER / "session" / "jvm", ADAPTER / "streams"]
+    folders = [ADAPTER / "session", ADAPTER / "session" / "driver", ADAPTER / "session" / "jvm"]
+    folders.append(ADAPTER / "streams")
     folders += [ADAPTER / "streams" / name for name in engine_layers()]
     return "\n".join(entry(folder, compact) for folder in folders)
 

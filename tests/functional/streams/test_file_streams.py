@@ -138,12 +138,13 @@ class TestFileStreams(DeltaProject):
         sql(f"insert into {schema}.events values (5, 'e')")
         sql(f"msck repair table {schema}.daily")
         monkeypatch.setattr(file_stream, "LITERAL_FILES", 0)  # read through the file set
-        # ... and list the folder at the set's write, deleting the sets older than the
-        # committed one (here: all of them; the default waits an hour)
+        # ... and start a new set from a listing of the folder, deleting the parts written
+        # before the committed set's first (the default waits an hour)
         monkeypatch.setattr(file_sets, "CLEANUP_EVERY", 1)
         monkeypatch.setattr(file_sets, "CLEANUP_MARGIN_MS", 0)
         run_dbt(["run", "--threads", "3"])
-        assert self.set_ids(project, "events_log__events") == 2  # the committed and the new
+        # the committed set's two parts (its first, and the last build's new files) and the new
+        assert self.set_ids(project, "events_log__events") == 3
         assert self.ids(project, "events_log") == [1, 1, 2, 3, 4, 5]
         assert self.rows(project, "daily_log", "id, day")[-1] == (9, 9)
         assert self.ids(project, "events_later") == [1, 3, 4, 5]

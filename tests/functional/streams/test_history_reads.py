@@ -1,4 +1,4 @@
-"""DESCRIBE HISTORY read on the driver (session/history.py) gives exactly Delta's rows.
+"""DESCRIBE HISTORY read on the driver (session/driver/history.py) gives exactly Delta's rows.
 
 Each case is asked twice of one embedded session: through `history_frame` and through
 Spark's DESCRIBE HISTORY, and the rows must be equal, field for field. A table takes every
@@ -16,9 +16,9 @@ import pytest
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
 
-from dbt.adapters.spark_streams.session import history as delta_history
 from dbt.adapters.spark_streams.session.cursor import BoundCursor
-from dbt.adapters.spark_streams.session.history import history_frame
+from dbt.adapters.spark_streams.session.driver import history as delta_history
+from dbt.adapters.spark_streams.session.driver.history import history_frame
 
 SCHEMA = "history_reads"
 TABLE = f"{SCHEMA}.commits"

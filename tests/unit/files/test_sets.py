@@ -1,10 +1,17 @@
-"""The file sets of insert-only streams (no JVM): a set's header read back, the one listing
-query's files and header told apart, and the statements that write a set."""
+"""The file sets of insert-only streams (no JVM): a set's headers read back (every part of a
+chained set), the one listing query's files and headers told apart, and the statements that
+write a set's parts."""
 
 import pytest
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.files.sets import FileEntry, FileSet, FileSets
+from dbt.adapters.spark_streams.streams.files.sets import (
+    FileEntry,
+    FileSet,
+    FileSets,
+    chained,
+    set_parts,
+)
 from dbt.adapters.spark_streams.streams.files.table import FileTable
 
 TABLE = FileTable("`landing`.`events`", "parquet", "file:/landing/events", ("id",), ("int",), None)
@@ -21,22 +28,40 @@ class Recorder:
         return self.answer
 
 
-def test_a_sets_header_is_read_back() -> None:
-    run = Recorder([{"location": "file:/landing/events", "recorded_ms": 1700}])
+def headers(location: str | None, parts: int, recorded_ms: int | None) -> list[dict]:
+    return [{"location": location, "parts": parts, "recorded_ms": recorded_ms}]
+
+
+def test_a_sets_headers_are_read_back() -> None:
+    run = Recorder(headers("file:/landing/events", 1, 1700))
     assert FileSets(run, SETS).header("s", "set-1") == FileSet(
         "set-1", "file:/landing/events", 1700
     )
     assert run.asked == [
-        f"select location, unix_millis(recorded_at) as recorded_ms from {SETS} where stream = "
-        "'s' and set_id = 'set-1' and path = '' limit 1"
+        "select min(location) as location, count(*) as parts, unix_millis(min(recorded_at)) "
+        f"as recorded_ms from {SETS} where stream = 's' and set_id in ('set-1') and path = ''"
     ]
-    assert FileSets(Recorder([]), SETS).header("s", "set-1") is None
+    assert FileSets(Recorder(headers(None, 0, None)), SETS).header("s", "set-1") is None
+
+
+def test_a_chained_set_is_found_only_with_all_its_parts() -> None:
+    chain = chained(chained("first", "second"), "third")
+    assert set_parts(chain) == ["first", "second", "third"]
+    run = Recorder(headers("file:/landing/events", 3, 1700))
+    found = FileSets(run, SETS).header("s", chain)
+    assert found == FileSet(chain, "file:/landing/events", 1700) and found.parts == 3
+    assert "and set_id in ('first', 'second', 'third') and path = ''" in run.asked[0]
+    missing_one = Recorder(headers("file:/landing/events", 2, 1700))
+    assert FileSets(missing_one, SETS).header("s", chain) is None
+    assert "set_id in ('first', 'second', 'third') and path <> ''" in FileSets(run, SETS).files_of(
+        "s", chain
+    )
 
 
 def test_the_listing_query_returns_new_files_and_the_old_sets_header() -> None:
     run = Recorder([
         {"kind": "file", "path": "file:/landing/events/a.parquet", "size": 10, "ms": 5},
-        {"kind": "set", "path": "file:/landing/events", "size": 0, "ms": 1700},
+        {"kind": "set", "path": "file:/landing/events", "size": 1, "ms": 1700},
         {"kind": "file", "path": "file:/landing/events/b.parquet", "size": 11, "ms": 6},
     ])  # fmt: skip
     files, header = FileSets(run, SETS).pending(TABLE, "s", "set-1", "true", 501)
@@ -49,24 +74,22 @@ def test_the_listing_query_returns_new_files_and_the_old_sets_header() -> None:
     assert "left anti join (select path, size, modified from " in query
     assert "o on l.path = o.path and l.size = o.size and l.modified = o.modified" in query
     assert "where true order by l.modified, l.path limit 501)" in query
-    assert query.endswith("and set_id = 'set-1' and path = ''")
-    _, none = FileSets(Recorder([]), SETS).pending(TABLE, "s", None, "true", 501)
+    assert f"from (select path, size, modified from {TABLE.listing_view}) l left anti" in query
+    assert query.endswith("and set_id in ('set-1') and path = ''")
+    no_set = Recorder([{"kind": "set", "path": None, "size": 0, "ms": None}])
+    _, none = FileSets(no_set, SETS).pending(TABLE, "s", None, "true", 501)
     assert none is None
 
 
-def test_a_new_set_extends_the_old_one_with_the_files_named() -> None:
+def test_a_part_holds_the_files_named_only() -> None:
     entry = FileEntry("file:/landing/events/it's.parquet", 10, 5)
-    sql = FileSets(Recorder([]), SETS).extend_sql(TABLE, "s", "old", "new", [entry])
-    assert sql.startswith(
-        f"insert into {SETS} select 's', 'new', 'file:/landing/events', path, size, modified, "
+    sql = FileSets(Recorder([]), SETS).extend_sql(TABLE, "s", "part", [entry])
+    assert sql == (
+        f"insert into {SETS} select 's', 'part', 'file:/landing/events', path, size, modified, "
         "consumed_now, now() from (select '' as path, 0L as size, cast(null as timestamp) as "
-        "modified, false as consumed_now union all select path, size, modified, false from ("
-        f"select path, size, modified from {SETS} where stream = 's' and set_id = 'old' and "
-        "path <> '')"
-    )
-    assert sql.endswith(
-        "union all select * from values ('file:/landing/events/it\\'s.parquet', 10L, "
-        "timestamp_millis(5L), true) as _new(path, size, modified, consumed_now))"
+        "modified, false as consumed_now union all select * from values "
+        "('file:/landing/events/it\\'s.parquet', 10L, timestamp_millis(5L), true) as "
+        "_new(path, size, modified, consumed_now))"
     )
 
 
@@ -74,8 +97,8 @@ def test_a_listed_set_keeps_the_old_sets_files_that_are_still_there() -> None:
     sql = FileSets(Recorder([]), SETS).write_sql(TABLE, "s", "old", "new", "l.size > 0", "false")
     assert (
         "select l.path, l.size, l.modified, o.path is null and (l.size > 0) from (select path, "
-        "length as size, modificationTime as modified from binaryFile.`file:/landing/events`) "
-        "l left join (select path, size, modified from "
+        f"size, modified from {TABLE.listing_view}) l left join (select path, size, modified "
+        f"from {SETS} where stream = 's' and set_id in ('old') and path <> '') o on "
     ) in sql
     assert sql.endswith("where o.path is not null or (l.size > 0) or (false))")
     first = FileSets(Recorder([]), SETS).write_sql(TABLE, "s", None, "new", "true")
@@ -98,8 +121,8 @@ def test_a_listing_of_a_gone_folder_names_the_stream_and_the_location() -> None:
     )
 
 
-def test_a_header_found_without_an_old_set_is_the_empty_sets() -> None:
-    run = Recorder([{"kind": "set", "path": "file:/landing/events", "size": 0, "ms": 1700}])
+def test_without_an_old_set_no_header_is_found() -> None:
+    run = Recorder([{"kind": "set", "path": None, "size": 0, "ms": None}])
     _, header = FileSets(run, SETS).pending(TABLE, "s", None, "true", 501)
-    assert header == FileSet("", "file:/landing/events", 1700)
-    assert "and set_id = '' and path = ''" in run.asked[0]
+    assert header is None
+    assert "and set_id in ('') and path = ''" in run.asked[0]

@@ -1,5 +1,6 @@
 """A file-based source as an insert-only stream sees it (no JVM): which tables qualify, their
-partition folders, the listing's SQL, a vanished location and files in unlisted folders."""
+partition folders, the folder's one listing (a refresh, then the listing view) and the SQL
+that reads it, a vanished location and files in unlisted folders."""
 
 import pytest
 
@@ -7,6 +8,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.files.table import (
     FileTable,
     describe_file_table,
+    list_folder,
     read_listing,
     unlisted_warning,
 )
@@ -53,21 +55,40 @@ def describe(catalog: Catalog) -> FileTable:
     return describe_file_table(catalog, "landing", "events", "events_log__events")
 
 
-def test_a_parquet_table_is_refreshed_and_read_from_its_location() -> None:
+def test_a_parquet_table_is_read_from_its_location() -> None:
     catalog = Catalog(described("parquet"))
     table = describe(catalog)
     assert table == FileTable(
         "`landing`.`events`", "parquet", LOCATION, ("id", "day"), ("bigint", "string"), None
     )
-    assert catalog.statements == [
-        "describe table extended `landing`.`events`",
-        "refresh table `landing`.`events`",
-    ]
-    assert table.listing_sql() == (
-        "select path, length as size, modificationTime as modified "
-        "from binaryFile.`file:/landing/events`"
-    )
+    assert catalog.statements == ["describe table extended `landing`.`events`"]
+    assert table.listing_sql() == f"select path, size, modified from {table.listing_view}"
     assert table.unlisted_sql() is None
+
+
+def test_a_folder_is_listed_once_into_its_view_just_after_the_tables_refresh() -> None:
+    catalog = Catalog(described("parquet"))
+    table = describe(catalog)
+    list_folder(catalog, table, "events_log__events")
+    view = table.listing_view
+    assert view.startswith("_spark_streams_files_") and view.isidentifier()
+    assert catalog.statements[1:] == [
+        "refresh table `landing`.`events` /* dbt_spark_streams:listing_follows */",
+        f"create or replace temporary view {view} as select path, length as size, "
+        "modificationTime as modified from binaryFile.`file:/landing/events`",
+    ]
+    other = FileTable("`l`.`e`", "parquet", "file:/landing/other", (), (), None)
+    assert other.listing_view != view  # one view per folder
+
+
+def test_a_folder_gone_before_its_listing_names_the_fix() -> None:
+    def gone(sql: str) -> list[Row]:
+        if sql.startswith("create or replace temporary view"):
+            raise RuntimeError("[PATH_NOT_FOUND] Path does not exist: file:/landing/events")
+        return []
+
+    with pytest.raises(StreamError, match="the location file:/landing/events of source"):
+        list_folder(gone, TABLE, "s")
 
 
 def test_a_table_whose_partitions_the_catalog_manages_lists_only_those_folders() -> None:
@@ -76,9 +97,9 @@ def test_a_table_whose_partitions_the_catalog_manages_lists_only_those_folders()
     assert table.partitions == ("day=2026-11-24", "day=2026-11-25")
     folder = "regexp_replace(substring(path, length('file:/landing/events/') + 1), '/[^/]*$', '')"
     listed = f"{folder} in ('day=2026-11-24', 'day=2026-11-25')"
-    assert table.listing_sql().endswith(f") where {listed}")
+    assert table.listing_sql().endswith(f"from {table.listing_view} where {listed}")
     assert table.unlisted_sql() == (
-        f"select count(*) as files from binaryFile.`file:/landing/events` where not ({listed})"
+        f"select count(*) as files from {table.listing_view} where not ({listed})"
     )
 
 

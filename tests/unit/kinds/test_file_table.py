@@ -3,7 +3,7 @@ literals a read names, which files a new stream starts with, which write records
 file set, and, on a fake catalog, which files a build consumes, when the offset moves, and
 what is refused.
 
-The fake catalog answers the build's one listing query (new files and the old set's header)
+The fake catalog answers the build's one listing query (new files and the old set's headers)
 from `new_files`, and records every statement; the registry is a dict of records.
 """
 
@@ -21,6 +21,7 @@ from dbt.adapters.spark_streams.streams.kinds.file_table import (
     LITERAL_FILES,
     FilePlan,
     _new_stream_files,
+    _renews,
     _set_writes,
     resolve_file_stream,
 )
@@ -33,6 +34,7 @@ from tests.unit.offsets.test_registry import record
 
 LOCATION = "file:/landing/events"
 NAME = "events_log__events"
+LISTING_VIEW = FileTable("`landing`.`events`", "parquet", LOCATION, (), (), None).listing_view
 
 
 class Landing:
@@ -54,13 +56,20 @@ class Landing:
                 {"kind": "file", "path": f"{LOCATION}/f{n}.parquet", "size": 10 + n, "ms": n}
                 for n in range(self.new_files)
             ]
-            header = {"kind": "set", "path": self.set_location, "size": 0, "ms": 0}
-            return files + ([header] if self.stored else [])
+            return [*files, self.headers()]
         if sql.startswith("select * from `analytics`.`dbt_streams_log` where name"):
             return [_row(self.stored)] if self.stored else []
         if sql.startswith("show views"):
             return [{"viewName": "dbt_streams"}]
         return []
+
+    def headers(self) -> Row:
+        """The old set's headers as the listing query sums them up: its location, how many of
+        its parts are stored, and when its first was written."""
+        if self.stored is None:
+            return {"kind": "set", "path": None, "size": 0, "ms": None}
+        parts = len(file_sets.set_parts(self.stored.source_id))
+        return {"kind": "set", "path": self.set_location, "size": parts, "ms": 0}
 
     def writes(self) -> list[str]:
         return [s for s in self.statements if s.startswith(("insert into", "delete from"))]
@@ -70,11 +79,13 @@ def _row(stored: StreamRecord) -> Row:
     return {**vars(stored), "unique_key": "[]", "recorded_at": stored.created_on}
 
 
-def stored(generation: int = 3, source_type: str = "files") -> StreamRecord:
+def stored(
+    generation: int = 3, source_type: str = "files", source_id: str = "old-set"
+) -> StreamRecord:
     return replace(
         record(NAME, 5, offset=generation),
         source_table="`landing`.`events`",
-        source_id="old-set",
+        source_id=source_id,
         source_type=source_type,
         mode="insert_only",
         unique_key=(),
@@ -114,15 +125,44 @@ def test_a_later_build_consumes_the_new_files_by_name_and_extends_its_set() -> N
         in (sql)
     )
     assert f"_metadata.file_modification_time) in ({named})" in sql
-    assert "and set_id = 'old-set'" in listing(landing)
+    assert "and set_id in ('old-set')" in listing(landing)
     assert the_build.moves and not the_build.only_appends
     [(write, message)] = the_build.source_writes
-    assert write.startswith("insert into `analytics`.`dbt_streams_files` select 'events_log__")
-    assert "union all select * from values ('file:/landing/events/f0.parquet', 10L," in write
-    assert message == f"Stream {NAME}: recording its file set (2 new)"
     [(record_, _)] = the_build.reads.values()
-    assert record_.offset_version == 4 and record_.source_id != "old-set"
-    assert record_.source_type == "files"
+    old, part = record_.source_id.split("+")  # the old set continued by the build's part
+    assert old == "old-set" and record_.offset_version == 4 and record_.source_type == "files"
+    assert write.startswith(
+        f"insert into `analytics`.`dbt_streams_files` select 'events_log__events', '{part}', "
+    )
+    assert write.endswith(
+        "union all select * from values ('file:/landing/events/f0.parquet', 10L, "
+        "timestamp_millis(0L), true), ('file:/landing/events/f1.parquet', 11L, "
+        "timestamp_millis(1L), true) as _new(path, size, modified, consumed_now))"
+    )  # only the two new files: neither the old set's rows nor a listing
+    assert message == f"Stream {NAME}: recording its file set (2 new)"
+
+
+def test_a_chained_set_is_read_and_continued_whole() -> None:
+    landing = Landing(new_files=1, stored=stored(source_id="first+second"))
+    the_build = build()
+    resolve(landing, the_build)
+    assert "and set_id in ('first', 'second')" in listing(landing)
+    [(record_, _)] = the_build.reads.values()
+    assert record_.source_id.startswith("first+second+")
+
+
+class LandingMissingAPart(Landing):
+    """The log names a set of two parts, one of which is gone from dbt_streams_files."""
+
+    def headers(self) -> Row:
+        return {"kind": "set", "path": LOCATION, "size": 1, "ms": 0}
+
+
+def test_a_chained_set_missing_a_part_names_the_fix() -> None:
+    landing = LandingMissingAPart(new_files=1, stored=stored(source_id="first+second"))
+    assert error(landing).startswith(
+        f"Stream {NAME}: the set of files it consumed (first+second) is missing from "
+    )
 
 
 def test_nothing_new_keeps_the_offset_and_writes_nothing() -> None:
@@ -140,9 +180,7 @@ def test_every_16th_set_lists_the_folder_again_and_cleans_up_old_sets() -> None:
     the_build = build()
     resolve(landing, the_build)
     [(write, _), (cleanup, message)] = the_build.source_writes
-    assert (
-        "from (select path, length as size, modificationTime as modified from binaryFile" in write
-    )
+    assert f"from (select path, size, modified from {LISTING_VIEW}) l left join" in write
     assert cleanup.startswith(
         "delete from `analytics`.`dbt_streams_files` where stream = 'events_log__events' "
         "and recorded_at < timestamp_millis("
@@ -158,7 +196,7 @@ def test_more_files_than_a_read_can_name_are_read_through_the_new_set() -> None:
     new_id = next(iter(the_build.reads.values()))[0].source_id
     assert (
         "_metadata.file_modification_time) in (select path, size, modified from "
-        f"`analytics`.`dbt_streams_files` where stream = '{NAME}' and set_id = '{new_id}' "
+        f"`analytics`.`dbt_streams_files` where stream = '{NAME}' and set_id in ('{new_id}') "
         "and consumed_now)"
     ) in sql
     [(_, message)] = the_build.source_writes
@@ -171,7 +209,7 @@ def test_a_peek_of_many_files_reads_what_is_not_in_the_set_and_writes_nothing() 
     sql = resolve(landing, the_build)
     assert (
         "_metadata.file_modification_time) not in (select path, size, modified from "
-        f"`analytics`.`dbt_streams_files` where stream = '{NAME}' and set_id = 'old-set' "
+        f"`analytics`.`dbt_streams_files` where stream = '{NAME}' and set_id in ('old-set') "
         "and path <> '') and (true)"
     ) in sql
     assert the_build.source_writes == [] and landing.writes() == []
@@ -195,7 +233,14 @@ def test_a_new_stream_consumes_every_file_or_those_after_its_start(
     resolve(landing, the_build, **fields)
     assert candidate in listing(landing)
     [(write, _)] = the_build.source_writes
-    assert "binaryFile.`file:/landing/events`" in write  # a first set lists the folder
+    assert LISTING_VIEW in write  # a first set is written from the listing
+    refresh = landing.statements.index(
+        "refresh table `landing`.`events` /* dbt_spark_streams:listing_follows */"
+    )
+    assert landing.statements[refresh + 1 : refresh + 2] == [
+        f"create or replace temporary view {LISTING_VIEW} as select path, length as size, "
+        "modificationTime as modified from binaryFile.`file:/landing/events`",
+    ]  # the folder's one listing, just after the table's refresh
     [(record_, _)] = the_build.reads.values()
     assert record_.offset_version == 0
 
@@ -216,6 +261,7 @@ def test_a_dry_run_reads_no_file_and_records_nothing() -> None:
     the_build = build(dry_run="--empty")
     assert "from `landing`.`events` where false)" in resolve(landing, the_build)
     assert the_build.reads == {} and not any("dbt_streams" in s for s in landing.statements)
+    assert not any(LISTING_VIEW in s for s in landing.statements)  # no listing
 
 
 def test_every_reference_in_a_build_reads_the_same_files() -> None:
@@ -246,8 +292,8 @@ def test_a_folder_other_than_the_sets_is_stale() -> None:
 class LandingWithoutSets(Landing):
     """The log names a file set whose rows are gone from dbt_streams_files."""
 
-    def __call__(self, sql: str) -> list[Row]:
-        return [row for row in super().__call__(sql) if row.get("kind") != "set"]
+    def headers(self) -> Row:
+        return {"kind": "set", "path": None, "size": 0, "ms": None}
 
 
 def test_a_missing_set_names_the_fix() -> None:
@@ -314,7 +360,7 @@ def test_a_full_refresh_starts_the_stream_over() -> None:
     landing = Landing(new_files=2, stored=stored())
     the_build = build(full_refresh=True)
     resolve(landing, the_build)
-    assert "and set_id = ''" in listing(landing)  # no old set: every file is new
+    assert "and set_id in ('')" in listing(landing)  # no old set: every file is new
     [(record_, _)] = the_build.reads.values()
     assert record_.offset_version == 0
     assert record_.created_on > stored().created_on
@@ -346,11 +392,15 @@ def set_record(generation: int) -> StreamRecord:
     )  # fmt: skip
 
 
-def test_listing_reads_only_file_metadata():
-    sql = table().listing_sql()
-    assert sql == (
-        "select path, length as size, modificationTime as modified "
-        "from binaryFile.`file:/land/events`"
+def test_listing_reads_the_builds_listing_of_file_metadata():
+    assert table().listing_sql() == f"select path, size, modified from {table().listing_view}"
+    assert (
+        table()
+        .listing_view_sql()
+        .endswith(
+            "as select path, length as size, modificationTime as modified "
+            "from binaryFile.`file:/land/events`"
+        )
     )
 
 
@@ -388,23 +438,37 @@ def test_a_new_stream_starts_with_these_files(changes, consumed, skipped):
     assert _new_stream_files(file_request(**changes)) == (consumed, skipped)
 
 
-def test_a_set_is_extended_by_the_files_a_read_names():
+def test_a_set_is_continued_by_a_part_of_the_files_a_read_names():
     sets = FileSets(lambda sql: [], "`l`.`dbt_streams_files`")
     named = (FileEntry("file:/a", 1, 2),)
     plan = FilePlan("c", "false", "f", 1, named)
     [(write, _)] = _set_writes(sets, table(), file_request(), FileSet("old", "x", 0), "new", plan,
-                               set_record(3))  # fmt: skip
+                               renews=False)  # fmt: skip
     assert "union all select * from values ('file:/a', 1L, timestamp_millis(2L), true)" in write
-    assert "binaryFile" not in write  # no second listing
+    assert table().listing_view not in write and "'old'" not in write  # the new files only
 
 
-def test_every_sixteenth_set_lists_the_folder_and_deletes_old_sets():
+@pytest.mark.parametrize(
+    ("set_id", "generation", "renews"),
+    [
+        ("old", 3, False),
+        ("old", 15, True),  # every sixteenth set
+        ("+".join(["part"] * 15), 3, False),
+        ("+".join(["part"] * 16), 3, True),  # a set of sixteen parts
+    ],
+)
+def test_every_sixteenth_set_or_part_starts_a_new_chain(set_id, generation, renews):
+    assert _renews(FileSet(set_id, "x", 0), set_record(generation)) is renews
+    assert _renews(None, set_record(generation)) and _renews(FileSet(set_id, "x", 0), None)
+
+
+def test_a_new_chain_lists_the_folder_and_deletes_old_parts():
     sets = FileSets(lambda sql: [], "`l`.`dbt_streams_files`")
     plan = FilePlan("c", "false", "f", 1, (FileEntry("file:/a", 1, 2),))
     old = FileSet("old", "x", 7_200_000)
     [(write, _), (cleanup, _)] = _set_writes(sets, table(), file_request(), old, "new", plan,
-                                             set_record(15))  # fmt: skip
-    assert "binaryFile" in write
+                                             renews=True)  # fmt: skip
+    assert table().listing_view in write
     assert cleanup == (
         "delete from `l`.`dbt_streams_files` where stream = 's' "
         "and recorded_at < timestamp_millis(3600000L)"

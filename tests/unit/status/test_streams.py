@@ -205,11 +205,12 @@ def landing(committed_at: str | None = "file:/landing/events", gone: bool = Fals
     def run(sql: str) -> list[Row]:
         if sql.startswith("describe table extended"):
             return file_table("parquet")
-        if sql.startswith("select location, unix_millis(recorded_at)"):
-            return [] if committed_at is None else [{"location": committed_at, "recorded_ms": 0}]
-        if sql.startswith("select count(*) from (select path") and gone:
+        if sql.startswith("select min(location) as location, count(*) as parts"):
+            return [{"location": committed_at, "parts": 0 if committed_at is None else 1,
+                     "recorded_ms": 0}]  # fmt: skip
+        if sql.startswith("create or replace temporary view") and gone:
             raise RuntimeError("[PATH_NOT_FOUND] Path does not exist")
-        return [{"count(1)": 3}]
+        return []
 
     return run
 

@@ -8,7 +8,8 @@ Every call that reaches Spark raises Spark's errors as dbt errors with Spark's (
 error class and message (see session/errors.py): a statement fails in `execute`, a query at
 its first row (on Spark Connect, a query is only analysed when its schema or rows are asked
 for). DESCRIBE HISTORY of a Delta table is read on the driver where the session allows it
-(session/history.py): the same rows without a Spark job.
+(session/driver/history.py): the same rows without a Spark job; so is the listing of a file
+table's folder for an insert-only stream (session/driver/file_listing.py).
 """
 
 from collections.abc import Iterator, Sequence
@@ -18,8 +19,9 @@ from typing import Any
 from dbt.adapters.spark.session import Connection, Cursor
 from pyspark.sql import Row, SparkSession
 
+from dbt.adapters.spark_streams.session.driver.file_listing import DriverListings
+from dbt.adapters.spark_streams.session.driver.history import history_frame
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
-from dbt.adapters.spark_streams.session.history import history_frame
 from dbt.adapters.spark_streams.session.lost_servers import note_lost, server_unavailable
 from dbt.adapters.spark_streams.session.statement_confs import restore_confs
 from dbt.adapters.spark_streams.streams.delta.schema_changes import (
@@ -61,11 +63,13 @@ class BoundCursor(Cursor):
         session: SparkSession,
         address: str | None = None,
         switch: ReadAcrossSwitch | None = None,
+        listings: DriverListings | None = None,
     ) -> None:
         super().__init__()
         self.session = session
         self.address = address
         self.switch = switch or ReadAcrossSwitch(session)
+        self.listings = listings or DriverListings(session)
 
     @contextmanager
     def _spark_errors(self) -> Iterator[None]:
@@ -85,8 +89,10 @@ class BoundCursor(Cursor):
             sql = sql % parameters
         with self._spark_errors():
             self.switch.set(READ_ACROSS_MARKER in sql and REPLACED_MARKER not in sql)
-            history = history_frame(self.session, sql)
-            self._df = self._run(sql) if history is None else history
+            on_driver = history_frame(self.session, sql)
+            if on_driver is None:
+                on_driver = self.listings.frame(sql)
+            self._df = self._run(sql) if on_driver is None else on_driver
 
     def _run(self, sql: str) -> Any:
         """The statement; once more with Delta's check off if Delta refused a changes() read
@@ -129,10 +135,11 @@ class BoundConnection(Connection):
         self.release_on_close = release_on_close
         self.address = address  # a Spark Connect server's, as the profile's host names it
         self.switch = ReadAcrossSwitch(session)
+        self.listings = DriverListings(session)
 
     def cursor(self) -> BoundCursor:
         """A fresh cursor on the bound session."""
-        return BoundCursor(self.session, self.address, self.switch)
+        return BoundCursor(self.session, self.address, self.switch, self.listings)
 
     def release(self) -> None:
         """Give back a session opened for this connection alone (a Spark Connect one)."""

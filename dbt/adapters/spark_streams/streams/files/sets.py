@@ -3,16 +3,20 @@
 A set does not fit in a commit's userMetadata, so sets live in the Delta table
 `dbt_streams_files` of the registry's schema, one row per file (path, size, modification
 time: a file rewritten in place is another file) plus a header row (empty path) that makes an
-empty set exist. Every build that consumes writes a NEW set under a fresh id, before its
-target's write, and its stream's record names that id. The record travels in the target's
-commit like every offset (offsets/commit.py), so a set counts only once the commit that names
-it has landed: a failed or crashed build leaves a set nobody names, and the next build starts
-again from the last committed one. Correctness never depends on the two tables committing together.
+empty part exist. Every build that consumes writes a NEW part under a fresh id, before its
+target's write, and its stream's record names the set that part completes. The record travels
+in the target's commit like every offset (offsets/commit.py), so a part counts only once the
+commit that names it has landed: a failed or crashed build leaves a part nobody names, and the
+next build starts again from the last committed set. Correctness never depends on the two
+tables committing together.
 
-A new set is the old set plus the files this build consumes, named (`extend_sql`); a first
-set, a build of many files and every CLEANUP_EVERY-th set list the folder at the write
-instead (`write_sql`): the listed files that were in the old set, plus those the build
-consumes or records unread, so files removed from the folder drop out.
+A set is a chain of parts, its id their ids joined by PART_SEPARATOR: a first part written
+from a listing of the folder (`write_sql`: the listed files that were in the old set, plus
+those the build consumes or records unread, so files removed from the folder drop out), then
+one part per build holding only the files that build consumed, named (`extend_sql`). A build
+so writes the few rows of its new files, not the whole folder's again. A first set, a build of
+many files and every CLEANUP_EVERY-th set start a new chain from a listing. An id without a
+separator (every set written before chains) is a chain of one part.
 """
 
 import uuid
@@ -30,6 +34,7 @@ FILE_SET_COLUMNS = (
     "modified timestamp, consumed_now boolean, recorded_at timestamp"
 )
 HEADER = "''"
+PART_SEPARATOR = "+"
 # Older sets of a stream are deleted every CLEANUP_EVERY-th set, once they are this much older
 # than the stream's committed set (a margin for clocks that disagree).
 CLEANUP_EVERY = 16
@@ -52,15 +57,29 @@ class FileEntry:
 
 @dataclass(frozen=True)
 class FileSet:
-    """A stored set: where its files were listed, and when it was written."""
+    """A stored set: where its files were listed, and when its first part was written."""
 
     set_id: str
     location: str
     recorded_ms: int
 
+    @property
+    def parts(self) -> int:
+        return len(set_parts(self.set_id))
+
 
 def new_set_id() -> str:
     return uuid.uuid4().hex
+
+
+def set_parts(set_id: str) -> list[str]:
+    """The ids of a set's parts, first part first."""
+    return set_id.split(PART_SEPARATOR)
+
+
+def chained(set_id: str, part: str) -> str:
+    """The id of set `set_id` continued by `part`."""
+    return f"{set_id}{PART_SEPARATOR}{part}"
 
 
 class FileSets:
@@ -76,14 +95,11 @@ class FileSets:
         return cls(registry.run, registry.ensure_table(FILE_SETS, FILE_SET_COLUMNS))
 
     def header(self, stream: str, set_id: str) -> FileSet | None:
-        """The stored set `set_id` of `stream`, or None if it is missing."""
-        rows = self.run(
-            f"select location, unix_millis(recorded_at) as recorded_ms from "
-            f"{self._rows(stream, set_id)} and path = {HEADER} limit 1"
-        )
-        if not rows:
-            return None
-        return FileSet(set_id, str(rows[0]["location"]), int(rows[0]["recorded_ms"]))
+        """The stored set `set_id` of `stream`, or None if it (or one of its parts) is
+        missing."""
+        rows = self.run(f"select {_HEADERS} from {self._rows(stream, set_id)} and path = {HEADER}")
+        row = rows[0] if rows else {"location": None, "parts": 0, "recorded_ms": None}
+        return _found(set_id, row["location"], row["parts"], row["recorded_ms"])
 
     def files_of(self, stream: str, set_id: str | None) -> str:
         """The (path, size, modified) rows of a set; none for no set."""
@@ -108,8 +124,7 @@ class FileSets:
             f"limit {limit})"
         )
         header = (
-            f"select 'set', location, 0L, unix_millis(recorded_at) from "
-            f"{self._rows(stream, old or '')} and path = {HEADER}"
+            f"select 'set', {_HEADERS} from {self._rows(stream, old or '')} and path = {HEADER}"
         )
         rows = read_listing(self.run, table, stream, f"{files} union all {header}")
         entries = [
@@ -117,10 +132,8 @@ class FileSets:
             for r in rows
             if r["kind"] == "file"
         ]
-        found = [
-            FileSet(old or "", str(r["path"]), int(r["ms"])) for r in rows if r["kind"] == "set"
-        ]
-        return entries, found[0] if found else None
+        [found] = [r for r in rows if r["kind"] == "set"]
+        return entries, _found(old or "", found["path"], found["size"], found["ms"])
 
     def write_sql(
         self,
@@ -141,15 +154,15 @@ class FileSets:
         )  # fmt: skip
 
     def extend_sql(
-        self, table: FileTable, stream: str, old: str, new: str, consumed: list[FileEntry]
+        self, table: FileTable, stream: str, part: str, consumed: list[FileEntry]
     ) -> str:
-        """The statement writing set `new` as set `old` plus the `consumed` files, without
-        listing the folder again (files removed since stay in it until a listed write)."""
+        """The statement writing the part `part` of the `consumed` files, which continues a
+        set without listing the folder again (files removed since stay in the set until a
+        listed write)."""
         named = ", ".join(f"({entry.literal()[1:-1]}, true)" for entry in consumed)
         return self._insert_set(
-            table, stream, new,
-            f"select path, size, modified, false from ({self.files_of(stream, old)}) "
-            f"union all select * from values {named} as _new(path, size, modified, consumed_now)",
+            table, stream, part,
+            f"select * from values {named} as _new(path, size, modified, consumed_now)",
         )  # fmt: skip
 
     def _insert_set(self, table: FileTable, stream: str, new: str, files: str) -> str:
@@ -165,15 +178,15 @@ class FileSets:
         )
 
     def _rows(self, stream: str, set_id: str) -> str:
-        """The table, filtered to one set's rows (a WHERE clause to extend with `and`)."""
-        return (
-            f"{self.table} where stream = {string_literal(stream)} "
-            f"and set_id = {string_literal(set_id)}"
-        )
+        """The table, filtered to one set's rows, all its parts' (a WHERE clause to extend
+        with `and`)."""
+        parts = ", ".join(string_literal(part) for part in set_parts(set_id))
+        return f"{self.table} where stream = {string_literal(stream)} and set_id in ({parts})"
 
     def cleanup_sql(self, stream: str, committed: FileSet) -> str:
-        """Delete the stream's sets written well before its committed one: no build can commit
-        them any more (a build writes its set after the commit it starts from)."""
+        """Delete the stream's parts written well before its committed set's first part: no
+        build can commit them any more (a build writes its part after the commit it starts
+        from, and every later part of the committed set was written after its first)."""
         before = committed.recorded_ms - cleanup_margin_ms()
         return (
             f"delete from {self.table} where stream = {string_literal(stream)} "
@@ -183,10 +196,13 @@ class FileSets:
     def drop_sql(self, stream: str) -> str:
         return f"delete from {self.table} where stream = {string_literal(stream)}"
 
-    def committed(self, stream: str, set_id: str, found: FileSet | None = None) -> FileSet:
-        """The set a committed offset names (its header `found`, or read now); an error if it
-        is missing."""
-        found = found or self.header(stream, set_id)
+    def committed(self, stream: str, set_id: str) -> FileSet:
+        """The set a committed offset names, read now; an error if it is missing."""
+        return self.required(stream, set_id, self.header(stream, set_id))
+
+    def required(self, stream: str, set_id: str, found: FileSet | None) -> FileSet:
+        """The set a committed offset names, as its headers were `found`; an error if it (or a
+        part of it) is missing."""
         if found is None:
             raise StreamError(
                 f"Stream {stream}: the set of files it consumed ({set_id}) is missing from "
@@ -194,6 +210,20 @@ class FileSets:
                 "the consumer with --full-refresh to start the stream over."
             )
         return found
+
+
+# A set's headers, one row: where its parts were listed, how many of them are stored, and when
+# its first part was written.
+_HEADERS = (
+    "min(location) as location, count(*) as parts, unix_millis(min(recorded_at)) as recorded_ms"
+)
+
+
+def _found(set_id: str, location: object, parts: object, recorded_ms: object) -> FileSet | None:
+    """The set `set_id` whose headers were read, or None when a part of it is missing."""
+    if location is None or int(str(parts)) != len(set_parts(set_id)):
+        return None
+    return FileSet(set_id, str(location), int(str(recorded_ms)))
 
 
 def cleanup_margin_ms() -> int:

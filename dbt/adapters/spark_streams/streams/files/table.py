@@ -1,13 +1,19 @@
 """A file-based table (Parquet, CSV, JSON, ... over a folder) as an insert-only stream sees it:
 its columns, its location, and the files in it.
 
-The files are listed with Spark's `binaryFile` source, selecting only each file's path, size
-and modification time: Spark lists the folder (as the table's own reads do, skipping `_` and
-`.` files) and never opens a file. A partitioned table whose partitions the catalog manages
-reads only the partitions registered there, so the listing keeps only their files: a file in
-a folder the table does not list yet is left for the build after `MSCK REPAIR TABLE`.
+The files are those Spark's `binaryFile` source lists, with only each file's path, size and
+modification time: Spark lists the folder (as the table's own reads do, skipping `_` and `.`
+files). A build lists the folder once, into a temporary view of the session (`list_folder`),
+which its statements then read. As SQL that view reads binaryFile again at each use, in a
+Spark job whose tasks look up every file; on the embedded session the cursor answers the
+same statement on the driver instead (session/driver/file_listing.py), so the view holds the one
+listing the build's own read of the table also uses. A partitioned table whose partitions the
+catalog manages reads only the partitions registered there, so the listing keeps only their
+files: a file in a folder the table does not list yet is left for the build after `MSCK
+REPAIR TABLE`.
 """
 
+import hashlib
 from dataclasses import dataclass
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
@@ -22,6 +28,11 @@ from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 
 FILES_SOURCE_TYPE = "files"
 PARTITION_SECTION = "# Partition Information"
+# Ends the REFRESH TABLE that comes just before a folder's listing (the cursor may answer both).
+LISTING_FOLLOWS = "/* dbt_spark_streams:listing_follows */"
+# A folder's files as Spark's binaryFile source lists them, without their content.
+BINARY_LISTING = "select path, length as size, modificationTime as modified from binaryFile."
+LISTING_VIEW_PREFIX = "_spark_streams_files_"
 
 
 @dataclass(frozen=True)
@@ -36,22 +47,35 @@ class FileTable:
     column_types: tuple[str, ...]
     partitions: tuple[str, ...] | None
 
+    @property
+    def listing_view(self) -> str:
+        """The temporary view of the folder's listing: one per folder in a session."""
+        return LISTING_VIEW_PREFIX + hashlib.sha1(self.location.encode()).hexdigest()[:16]
+
+    def refresh_sql(self) -> str:
+        """Spark caches a file table's listing per session; REFRESH TABLE drops that cache, so
+        the build reads the files as they are now (a file rewritten in place included)."""
+        return f"refresh table {self.name} {LISTING_FOLLOWS}"
+
+    def listing_view_sql(self) -> str:
+        """The statement listing the folder into the listing view."""
+        listing = f"{BINARY_LISTING}{quote(self.location)}"
+        return f"create or replace temporary view {self.listing_view} as {listing}"
+
     def listing_sql(self) -> str:
-        """The files the table reads now: path, size, modified (one row per file)."""
-        listing = (
-            "select path, length as size, modificationTime as modified "
-            f"from binaryFile.{quote(self.location)}"
-        )
+        """The files the table reads, as its build listed them: path, size, modified (one row
+        per file)."""
+        listing = f"select path, size, modified from {self.listing_view}"
         if self.partitions is None:
             return listing
-        return f"select * from ({listing}) where {self._in_listed_folder()}"
+        return f"{listing} where {self._in_listed_folder()}"
 
     def unlisted_sql(self) -> str | None:
         """How many files sit in partition folders the catalog does not list (yet)."""
         if self.partitions is None:
             return None
         return (
-            f"select count(*) as files from binaryFile.{quote(self.location)} "
+            f"select count(*) as files from {self.listing_view} "
             f"where not ({self._in_listed_folder()})"
         )
 
@@ -65,16 +89,11 @@ class FileTable:
 
 
 def describe_file_table(run: RunSql, schema: str, identifier: str, stream: str) -> FileTable:
-    """The file table `schema.identifier`; an error naming the fix for anything else.
-
-    Spark caches a file table's listing per session; REFRESH TABLE drops that cache, so the
-    build reads the files as they are now (a file rewritten in place included)."""
+    """The file table `schema.identifier`; an error naming the fix for anything else."""
     name = quote_path(schema, identifier)
     try:
         described = run(f"describe table extended {name}")
         provider = (detailed_info(described, "Provider") or "").lower()
-        if provider not in ("", "delta"):
-            run(f"refresh table {name}")
     except Exception as exc:
         raise StreamError(
             f"Stream {stream}: cannot read source {name} ({exc}). Check that the table exists "
@@ -115,6 +134,13 @@ def _catalog_partitions(run: RunSql, name: str, described: list[Row]) -> tuple[s
     if not partitioned or detailed_info(described, "Partition Provider") != "Catalog":
         return None
     return tuple(str(row["partition"]) for row in run(f"show partitions {name}"))
+
+
+def list_folder(run: RunSql, table: FileTable, stream: str) -> None:
+    """List the table's folder for this build into its listing view, just after refreshing
+    the table, so that the listing and the build's read of the table see the same files."""
+    read_listing(run, table, stream, table.refresh_sql())
+    read_listing(run, table, stream, table.listing_view_sql())
 
 
 def read_listing(run: RunSql, table: FileTable, stream: str, sql: str) -> list[Row]:

@@ -3,9 +3,10 @@ insert-only `stream()` reads the rows of its new files (docs/concepts/contract.m
 `insert_only`).
 
 The stream's offset is the set of files it has consumed (files/sets.py). A build lists the
-table's files once (its pin), takes those not in the committed set as new, and reads only
-them: up to LITERAL_FILES are named in the read, which lets Spark open just those files;
-beyond that the read joins the build's own set. A consuming build writes its new set just
+table's files once (its pin, files/table.py's `list_folder`), takes those not in the
+committed set as new, and reads only them: up to LITERAL_FILES are named in the read, which
+lets Spark open just those files; beyond that the read joins the build's own set. A consuming
+build writes its new set (usually a part of the files it names, continuing the old set) just
 before its target's write, and the stream's record, which names the set, moves in the
 target's commit like every offset here. Nothing is netted: every row of a new file is an
 INSERT (with a unique_key, the row of the newest file per key).
@@ -29,7 +30,7 @@ from dbt.adapters.spark_streams.streams.files.table import (
     FILES_SOURCE_TYPE,
     FileTable,
     describe_file_table,
-    read_listing,
+    list_folder,
     unlisted_warning,
 )
 from dbt.adapters.spark_streams.streams.kinds.consumers import check_consumer, registered
@@ -105,7 +106,7 @@ class FileTableKind:
         schema, identifier = (part.strip("`") for part in record.source_table.split("`.`"))
         try:
             table = describe_file_table(run, schema, identifier, record.name)
-            read_listing(run, table, record.name, f"select count(*) from ({table.listing_sql()})")
+            list_folder(run, table, record.name)
             committed = FileSets.of(registry).committed(record.name, record.source_id)
             if committed.location != table.location:
                 reason = f"{table.name} now reads {table.location}, not {committed.location}"
@@ -139,6 +140,7 @@ def resolve_file_stream(
     if build.dry_run:
         return file_rows_sql(table, request.unique_key, "false")
     sets = FileSets.of(registry)
+    list_folder(run, table, request.name)
     existing = registered(registry, build, request.name)
     creating = check_consumer(build, request, existing) or existing is None
     creating = creating or build.recreates_streams
@@ -152,9 +154,11 @@ def resolve_file_stream(
     build.only_appends = False  # one key may come in several files
     build.only_deletes = False
     build.change_rows = None  # files carry no row counts the listing reads
+    renews = _renews(old, existing)
+    extends = old is not None and bool(plan.named) and not renews
     if moves and build.consuming:
-        build.source_writes.extend(_set_writes(sets, table, request, old, new_id, plan, existing))
-    set_id = new_id if moves or old is None else old.set_id
+        build.source_writes.extend(_set_writes(sets, table, request, old, new_id, plan, renews))
+    set_id = _next_set_id(old, new_id, moves, extends)
     generation = _generation(existing, creating, moves)
     sql = file_rows_sql(table, request.unique_key, plan.read_filter)
     pin = SourceVersion(generation, datetime.now())
@@ -194,7 +198,7 @@ def _committed(
 ) -> FileSet:
     """The committed offset's file set, if it is stored and the source still reads the folder
     it lists."""
-    committed = sets.committed(request.name, set_id, found)
+    committed = sets.required(request.name, set_id, found)
     if committed.location != table.location:
         raise StreamError(
             f"Stream {request.name} is stale: source {table.name} now reads {table.location}, "
@@ -248,6 +252,23 @@ def _new_stream_files(request: StreamRequest) -> tuple[str, str]:
     return "false", "true"
 
 
+def _renews(old: FileSet | None, existing: StreamRecord | None) -> bool:
+    """Whether the build's set starts a new chain from a listing and deletes the parts written
+    well before the old set: every CLEANUP_EVERY-th set, and a set of CLEANUP_EVERY parts."""
+    if old is None or existing is None:
+        return True
+    turn = (existing.offset_version + 1) % file_sets.CLEANUP_EVERY == 0
+    return turn or old.parts >= file_sets.CLEANUP_EVERY
+
+
+def _next_set_id(old: FileSet | None, new_id: str, moves: bool, extends: bool) -> str:
+    """The set the stream's record names after the build: the old one when nothing moves, the
+    old one continued by the build's part, or the build's new chain."""
+    if old is not None and not moves:
+        return old.set_id
+    return file_sets.chained(old.set_id, new_id) if old is not None and extends else new_id
+
+
 def _set_writes(
     sets: FileSets,
     table: FileTable,
@@ -255,26 +276,19 @@ def _set_writes(
     old: FileSet | None,
     new_id: str,
     plan: FilePlan,
-    existing: StreamRecord | None,
+    renews: bool,
 ) -> list[tuple[str, str]]:
-    """The new set's write: the old set plus the files the read names, or every
-    CLEANUP_EVERY-th set (and a first set, or one of many files) listed again, with the
-    cleanup of old sets."""
-    listed = (
-        old is None
-        or existing is None
-        or (existing.offset_version + 1) % file_sets.CLEANUP_EVERY == 0
-    )
+    """The new part's write: the files the read names, continuing the old set; or a new
+    chain's first part from the listing (a first set, one of many files, every
+    CLEANUP_EVERY-th set), with the cleanup of old parts when the chain is renewed."""
     message = f"Stream {request.name}: recording its file set ({plan.pending} new)"
-    if old is not None and plan.named and not listed:
-        return [
-            (sets.extend_sql(table, request.name, old.set_id, new_id, list(plan.named)), message)
-        ]
+    if old is not None and plan.named and not renews:
+        return [(sets.extend_sql(table, request.name, new_id, list(plan.named)), message)]
     old_id = old.set_id if old else None
     writes = [
         (sets.write_sql(table, request.name, old_id, new_id, plan.consume, plan.skip), message)
     ]
-    if old is not None and listed:
+    if old is not None and renews:
         writes.append(
             (sets.cleanup_sql(request.name, old), f"Stream {request.name}: old file sets")
         )

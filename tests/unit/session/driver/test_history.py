@@ -1,10 +1,14 @@
-"""Which statements the driver's history read takes (session/history.py), without a JVM: the
+"""Which statements the driver's history read takes (session/driver/history.py), without a JVM: the
 cursor matches every statement it runs against PLAIN_HISTORY, so the pattern must take exactly
 the plain form and give up on anything else at once."""
 
 import pytest
 
-from dbt.adapters.spark_streams.session.history import PLAIN_HISTORY, history_frame, name_parts
+from dbt.adapters.spark_streams.session.driver.history import (
+    PLAIN_HISTORY,
+    history_frame,
+    name_parts,
+)
 
 
 @pytest.mark.parametrize(
