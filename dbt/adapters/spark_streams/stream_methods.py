@@ -302,10 +302,13 @@ class StreamMethods(metaclass=AdapterMeta):
         if not unique_key or not wants_ranges(setting, target_bytes):
             return ""
         column = consumer.ranges_cluster_column or unique_key[0]
-        columns = self.get_columns_in_relation(changes)
-        if not can_range(
-            next((c.dtype for c in columns if c.name.lower() == column.lower()), None)
-        ):
+        build = self._node(node_id).build if node_id else None
+        known = build.target_ranges if build is not None else None
+        if known is not None and known.column.lower() == column.lower():
+            predicate = target_predicate(f"t.{quote(column)}", known.rows)
+            return f" and {predicate}" if predicate else ""
+        types = {c.name.lower(): c.dtype for c in self.get_columns_in_relation(changes)}
+        if not can_range(types.get(column.lower())):
             return ""
         rows = self.run_rows(key_ranges_sql(str(changes), quote(column), MOST_RANGES))
         predicate = target_predicate(f"t.{quote(column)}", rows)

@@ -10,7 +10,8 @@ apply_changes models.
   incremental. The next small change is applied on top of the rebuilt target, once.
 - `explain_stream` prints each path before the builds take it, and consumes nothing.
 - `mirror_clustered` is created with liquid clustering by customer_id, and its MERGEs match
-  the target through the change set's customer ranges (old and new images), not its keys'.
+  the target through the change's customer ranges (old and new images), not its keys',
+  known from the tables' change sets without reading the view's change set again.
 
 Every mirror equals the view after each build that succeeds.
 """
@@ -110,6 +111,10 @@ class TestViewPaths(DeltaProject):
         history = project.run_sql(f"describe history {schema}.mirror_clustered", fetch="all")
         merges = [row.asDict() for row in history if row.asDict()["operation"] == "MERGE"]
         predicate = merges[0]["operationParameters"]["predicate"]  # the newest first
+        # the ranges came from the tables' change sets, not from a read of the change set
+        log = self.output
+        assert "as k from mirror_auto__dbt_tmp" in log  # keyed ranges: read from it
+        assert "as k from mirror_clustered__dbt_tmp" not in log
         # the ranges hold the moved order's old customer (7) and new one (12)
         ranges = re.findall(
             r"customer_id#\d+ >= (\d+)\) AND \(customer_id#\d+ <= (\d+)", predicate
@@ -125,11 +130,12 @@ class TestViewPaths(DeltaProject):
         )
         return output
 
-    @staticmethod
-    def run(project, *models: str, expect_pass: bool = True) -> dict[str, tuple[str, str]]:
-        """Build the models (all three by default); each one's (build_path, message)."""
+    def run(self, project, *models: str, expect_pass: bool = True) -> dict[str, tuple[str, str]]:
+        """Build the models (all by default); each one's (build_path, message). The debug log
+        is kept in `self.output`."""
         selection = ["--select", *models] if models else []
-        run_dbt(["run", "--threads", "3", *selection], expect_pass=expect_pass)
+        command = ["--debug", "run", "--threads", "3", *selection]
+        _, self.output = run_dbt_and_capture(command, expect_pass=expect_pass)
         saved = json.loads(Path(project.project_root, "target", "run_results.json").read_text())
         return {
             result["unique_id"].split(".")[-1]: (

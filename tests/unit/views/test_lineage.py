@@ -16,7 +16,7 @@ def test_a_plain_column_of_one_reference_has_a_source() -> None:
     assert column_source(view, "amt2") is None  # an expression
     assert column_source(view, "nope") is None
     assert column_source(view_of("union_all"), "id") is None
-    assert column_source(view_of("nested"), "id") is None  # a nested view's column
+    assert column_source(view_of("nested"), "id") == (0, "id")  # through the subquery
 
 
 def ranges_of(asked: list[tuple[int, str]]):

@@ -32,14 +32,34 @@ def column_source(view: ViewDefinition, column: str) -> tuple[int, str] | None:
     if not isinstance(query, exp.Select) or column.lower() not in names:
         return None
     projection = query.expressions[names.index(column.lower())]
-    if isinstance(projection, exp.Alias):
-        projection = projection.this
-    if not isinstance(projection, exp.Column) or not projection.table:
-        return None
     references = list(query.find_all(exp.Table, bfs=False))
     position = {id(table): index for index, table in enumerate(references)}
-    found = table_aliases(query, position).get(projection.table.lower())
-    return None if found is None else (found, projection.name)
+    select: exp.Select = query
+    while True:
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        if not isinstance(inner, exp.Column):
+            return None
+        if inner.table:
+            found = table_aliases(select, position).get(inner.table.lower())
+            return None if found is None else (found, inner.name)
+        # an unqualified column of a select over one subquery (the expanded view renames the
+        # query's columns to the view's so): the subquery's column of that name
+        nested = _only_subquery(select)
+        if nested is None:
+            return None
+        named = [p for p in nested.expressions if p.alias_or_name.lower() == inner.name.lower()]
+        if len(named) != 1:
+            return None
+        select, projection = nested, named[0]
+
+
+def _only_subquery(select: exp.Select) -> exp.Select | None:
+    """The select a select reads when it reads one subquery and joins nothing."""
+    source = select.args.get("from_")
+    if source is None or select.args.get("joins") or not isinstance(source.this, exp.Subquery):
+        return None
+    inner = source.this.this
+    return inner if isinstance(inner, exp.Select) else None
 
 
 def column_ranges(

@@ -10,7 +10,8 @@
 -#}
 {% macro spark_streams__key_ranges(source, target, unique_key) -%}
   {{- adapter.stream_key_ranges(
-      changes=source, target=target, unique_key=unique_key, consumer=spark_streams__consumer()) -}}
+      changes=source, target=target, unique_key=unique_key, consumer=spark_streams__consumer(),
+      node_id=model.unique_id) -}}
 {%- endmacro %}
 
 
