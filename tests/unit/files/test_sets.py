@@ -58,10 +58,10 @@ def test_a_chained_set_is_found_only_with_all_its_parts() -> None:
     )
 
 
-def test_the_listing_query_returns_new_files_and_the_old_sets_header() -> None:
+def test_the_listing_query_returns_new_files_and_the_old_sets_headers() -> None:
     run = Recorder([
-        {"kind": "file", "path": "file:/landing/events/a.parquet", "size": 10, "ms": 5},
         {"kind": "set", "path": "file:/landing/events", "size": 1, "ms": 1700},
+        {"kind": "file", "path": "file:/landing/events/a.parquet", "size": 10, "ms": 5},
         {"kind": "file", "path": "file:/landing/events/b.parquet", "size": 11, "ms": 6},
     ])  # fmt: skip
     files, header = FileSets(run, SETS).pending(TABLE, "s", "set-1", "true", 501)
@@ -71,14 +71,25 @@ def test_the_listing_query_returns_new_files_and_the_old_sets_header() -> None:
     ]
     assert header == FileSet("set-1", "file:/landing/events", 1700)
     [query] = run.asked
-    assert "left anti join (select path, size, modified from " in query
-    assert "o on l.path = o.path and l.size = o.size and l.modified = o.modified" in query
-    assert "where true order by l.modified, l.path limit 501)" in query
-    assert f"from (select path, size, modified from {TABLE.listing_view}) l left anti" in query
-    assert query.endswith("and set_id in ('set-1') and path = ''")
-    no_set = Recorder([{"kind": "set", "path": None, "size": 0, "ms": None}])
-    _, none = FileSets(no_set, SETS).pending(TABLE, "s", None, "true", 501)
-    assert none is None
+    assert query == (
+        "select if(path = '', 'set', 'file') as kind, if(path = '', min(location), path) as "
+        "path, if(path = '', count(*), size) as size, unix_millis(if(path = '', "
+        "min(recorded_at), modified)) as ms from (select l.path, l.size, l.modified, true as "
+        "listed, cast(null as string) as location, cast(null as timestamp) as recorded_at from "
+        f"(select path, size, modified from {TABLE.listing_view}) l where true union all "
+        "select path, size, modified, false, location, recorded_at from "
+        f"{SETS} where stream = 's' and set_id in ('set-1')) group by path, size, modified "
+        "having path = '' or bool_and(listed) order by not (path = ''), modified, path limit 502"
+    )  # the set is read once: its files and headers grouped with the listed files
+
+
+def test_the_listing_query_keeps_the_limit_without_headers() -> None:
+    run = Recorder([
+        {"kind": "file", "path": f"file:/landing/events/{n}.parquet", "size": 10, "ms": n}
+        for n in range(3)
+    ])  # fmt: skip
+    files, header = FileSets(run, SETS).pending(TABLE, "s", "set-1", "true", 2)
+    assert [entry.modified_ms for entry in files] == [0, 1] and header is None
 
 
 def test_a_part_holds_the_files_named_only() -> None:
@@ -122,7 +133,7 @@ def test_a_listing_of_a_gone_folder_names_the_stream_and_the_location() -> None:
 
 
 def test_without_an_old_set_no_header_is_found() -> None:
-    run = Recorder([{"kind": "set", "path": None, "size": 0, "ms": None}])
+    run = Recorder([])
     _, header = FileSets(run, SETS).pending(TABLE, "s", None, "true", 501)
     assert header is None
-    assert "and set_id in ('') and path = ''" in run.asked[0]
+    assert f"from {SETS} where stream = 's' and set_id in (''))" in run.asked[0]

@@ -77,6 +77,7 @@ class DriverListings:
     def __init__(self, session: SparkSession) -> None:
         self.session = session
         self.indexes: dict[str, Any] = {}
+        self.mapper: Any = None  # made at the first listing, then kept
 
     def frame(self, sql: str) -> DataFrame | None:
         """The statement's (empty) result when it is one this module answers, run on the
@@ -121,7 +122,9 @@ class DriverListings:
             binary = jsession.read().format("binaryFile").load(location)
             index = binary.queryExecution().analyzed().relation().location()
         files = jvm.scala.jdk.javaapi.CollectionConverters.asJava(index.allFiles())
-        text = _file_mapper(jvm).writeValueAsString(files)
+        if self.mapper is None:
+            self.mapper = _file_mapper(jvm)
+        text = self.mapper.writeValueAsString(files)
         strings = jvm.org.apache.spark.sql.Encoders.STRING()
         rows = jsession.createDataset(jvm.java.util.Collections.singletonList(text), strings)
         listed = DataFrame(rows.toDF(), self.session).selectExpr(

@@ -116,24 +116,35 @@ class FileSets:
         self, table: FileTable, stream: str, old: str | None, candidate: str, limit: int
     ) -> tuple[list[FileEntry], FileSet | None]:
         """Up to `limit` listed files not in the set `old` for which `candidate` holds, and
-        the stored header of `old` (None if missing), in one query."""
-        files = (
-            f"select * from (select 'file' as kind, l.path, l.size, unix_millis(l.modified) "
-            f"as ms from ({table.listing_sql()}) l left anti join ({self.files_of(stream, old)}) "
-            f"o on {_same_file('l', 'o')} where {candidate} order by l.modified, l.path "
-            f"limit {limit})"
+        the stored headers of `old` (None if it or a part of it is missing), in one query that
+        reads the set once: the listed files and the set's rows grouped by file, a file new
+        when it is listed and not stored, the headers' group summed up as `_HEADERS` does."""
+        listed = (
+            f"select l.path, l.size, l.modified, true as listed, cast(null as string) as "
+            f"location, cast(null as timestamp) as recorded_at from ({table.listing_sql()}) l "
+            f"where {candidate}"
         )
-        header = (
-            f"select 'set', {_HEADERS} from {self._rows(stream, old or '')} and path = {HEADER}"
+        stored = (
+            f"select path, size, modified, false, location, recorded_at from "
+            f"{self._rows(stream, old or '')}"
         )
-        rows = read_listing(self.run, table, stream, f"{files} union all {header}")
+        header = f"path = {HEADER}"
+        query = (
+            f"select if({header}, 'set', 'file') as kind, if({header}, min(location), path) "
+            f"as path, if({header}, count(*), size) as size, unix_millis(if({header}, "
+            f"min(recorded_at), modified)) as ms from ({listed} union all {stored}) "
+            f"group by path, size, modified having {header} or bool_and(listed) "
+            f"order by not ({header}), modified, path limit {limit + 1}"
+        )
+        rows = read_listing(self.run, table, stream, query)
         entries = [
             FileEntry(str(r["path"]), int(r["size"]), int(r["ms"]))
             for r in rows
             if r["kind"] == "file"
         ]
-        [found] = [r for r in rows if r["kind"] == "set"]
-        return entries, _found(old or "", found["path"], found["size"], found["ms"])
+        headers = [r for r in rows if r["kind"] == "set"]
+        found = headers[0] if headers else {"path": None, "size": 0, "ms": None}
+        return entries[:limit], _found(old or "", found["path"], found["size"], found["ms"])
 
     def write_sql(
         self,
@@ -186,11 +197,13 @@ class FileSets:
     def cleanup_sql(self, stream: str, committed: FileSet) -> str:
         """Delete the stream's parts written well before its committed set's first part: no
         build can commit them any more (a build writes its part after the commit it starts
-        from, and every later part of the committed set was written after its first)."""
+        from). The committed set's own parts stay whatever their clocks said, since the
+        build that deletes may still fail and leave that set the one to start from."""
         before = committed.recorded_ms - cleanup_margin_ms()
+        parts = ", ".join(string_literal(part) for part in set_parts(committed.set_id))
         return (
             f"delete from {self.table} where stream = {string_literal(stream)} "
-            f"and recorded_at < timestamp_millis({before}L)"
+            f"and recorded_at < timestamp_millis({before}L) and set_id not in ({parts})"
         )
 
     def drop_sql(self, stream: str) -> str:
