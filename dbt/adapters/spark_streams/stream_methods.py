@@ -49,6 +49,7 @@ from dbt.adapters.spark_streams.streams.records.key_ranges import (
     target_predicate,
     wants_ranges,
 )
+from dbt.adapters.spark_streams.streams.sql.catalog import table_bytes
 from dbt.adapters.spark_streams.streams.sql.quoting import quote, quote_path, string_literal
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunWithConfs
 from dbt.adapters.spark_streams.streams.travel import current_valid_time, for_system_time
@@ -298,7 +299,9 @@ class StreamMethods(metaclass=AdapterMeta):
         build knows them (views/lineage.py) instead of read from the change set. '' when the
         model's key_ranges says no or the column is not an integer."""
         setting = consumer.key_ranges
-        target_bytes = self._size_in_bytes(target) if setting is None and unique_key else None
+        target_bytes = (
+            table_bytes(self.run_rows, str(target)) if setting is None and unique_key else None
+        )
         if not unique_key or not wants_ranges(setting, target_bytes):
             return ""
         column = consumer.ranges_cluster_column or unique_key[0]
@@ -313,11 +316,6 @@ class StreamMethods(metaclass=AdapterMeta):
         rows = self.run_rows(key_ranges_sql(str(changes), quote(column), MOST_RANGES))
         predicate = target_predicate(f"t.{quote(column)}", rows)
         return f" and {predicate}" if predicate else ""
-
-    def _size_in_bytes(self, table: BaseRelation) -> int | None:
-        """The bytes of a Delta table's current files, from its snapshot (no data read)."""
-        [detail] = self.run_rows(f"describe detail {table}")
-        return detail.get("sizeInBytes")
 
     @available
     def check_stream_target(self, consumer: ConsumerConfig, target: BaseRelation) -> None:

@@ -60,14 +60,17 @@ def consider_rebuild(
 ) -> None:
     """Offer the build a rebuild when the estimate says it is cheaper (a 'strict' model fails
     here instead); `rows_sql` is the view's rows at the pins, as INSERTs."""
-    if not build.consuming or build.config is None:
+    config = build.config
+    if not build.consuming or config is None:
         return
-    cost = estimate(run, build.config.rebuild_min_bytes, plan)
+    if config.strategy != "apply_changes" and config.incremental != "strict":
+        return  # no rebuild to offer and nothing to refuse: no estimate needed
+    cost = estimate(run, config.rebuild_min_bytes, plan)
     if cost is None or not cost.rebuild_is_cheaper:
         return
-    if build.config.incremental == "strict":
+    if config.incremental == "strict":
         raise StreamError(
-            f"Model {build.config.model}: stream {stream} on view {plan.view.name} would be "
+            f"Model {config.model}: stream {stream} on view {plan.view.name} would be "
             f"cheaper to rebuild: {cost.reason()}. The model's incremental is 'strict', so "
             "nothing was written and no offset moved. Cluster the view's tables by their join "
             "keys so the change reads fewer files, or set incremental='auto' to let such "

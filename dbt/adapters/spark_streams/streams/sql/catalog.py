@@ -101,6 +101,13 @@ def is_view(run: RunSql, schema: str, identifier: str) -> bool:
     return any(row.get("viewName") == identifier for row in views)
 
 
+def table_bytes(run: RunSql, table: str) -> int:
+    """The bytes of a Delta table's current files, from its snapshot (DESCRIBE DETAIL, no data
+    read); 0 when Delta does not say."""
+    [detail] = run(f"describe detail {table}")
+    return int(detail.get("sizeInBytes") or 0)
+
+
 def as_key(value: Any) -> tuple[str, ...]:
     """A unique_key as dbt accepts it (a name, a list of names, or nothing) as a tuple."""
     if value is None or value == "":

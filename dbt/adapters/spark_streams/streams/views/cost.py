@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from dbt.adapters.spark_streams.streams.sql.catalog import table_bytes
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 from dbt.adapters.spark_streams.streams.views.algebra import TableInterval
 from dbt.adapters.spark_streams.streams.views.definition import ViewDefinition
@@ -75,8 +76,7 @@ class TableSizes:
 
     def __getitem__(self, table: str) -> int:
         if table not in self.known:
-            [detail] = self.run(f"describe detail {table}")
-            self.known[table] = int(detail.get("sizeInBytes") or 0)
+            self.known[table] = table_bytes(self.run, table)
         return self.known[table]
 
 
