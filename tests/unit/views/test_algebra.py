@@ -181,18 +181,30 @@ def bound_tables(states: dict[str, tuple], as_updates: bool) -> dict[str, list[d
     return tables
 
 
+# A view, old and new states of its tables, which of them changed, and whether their change
+# sets hold updates (pre- and post-images) or deletes and inserts.
+CHANGES = {
+    "kind": st.sampled_from(sorted(VIEWS)),
+    "drawn": STATES,
+    "changed": st.sets(st.sampled_from(["orders", "customers"])),
+    "as_updates": st.booleans(),
+}
+
+
+def changed_tables(
+    drawn: dict[str, tuple], changed: set[str], as_updates: bool
+) -> dict[str, list[dict]]:
+    """The executor's tables for drawn states, the unchanged tables' new state their old one."""
+    states = {t: (old, new if t in changed else old) for t, (old, new) in drawn.items()}
+    return bound_tables(states, as_updates)
+
+
 @NO_SHRINK
-@given(
-    kind=st.sampled_from(sorted(VIEWS)),
-    drawn=STATES,
-    changed=st.sets(st.sampled_from(["orders", "customers"])),
-    as_updates=st.booleans(),
-)
+@given(**CHANGES)
 def test_the_feed_nets_to_the_views_change(
     kind: str, drawn: dict[str, tuple], changed: set[str], as_updates: bool
 ) -> None:
-    states = {t: (old, new if t in changed else old) for t, (old, new) in drawn.items()}
-    tables = bound_tables(states, as_updates)
+    tables = changed_tables(drawn, changed, as_updates)
     view = view_of(kind)
     net = feed_net(view, intervals(view, changed), tables)
     expected = view_rows(kind, tables["orders_new"], tables["customers_new"])

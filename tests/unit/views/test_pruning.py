@@ -7,7 +7,6 @@ import re
 from collections import Counter
 
 from hypothesis import given
-from hypothesis import strategies as st
 
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.views.algebra import change_rows_sql
@@ -20,12 +19,12 @@ from dbt.adapters.spark_streams.streams.views.pruning import (
     term_prunes,
 )
 from tests.unit.views.test_algebra import (
+    CHANGES,
     COLUMNS,
     NO_SHRINK,
-    STATES,
-    VIEWS,
     bound,
     bound_tables,
+    changed_tables,
     feed_net,
     intervals,
     run,
@@ -78,17 +77,11 @@ def all_prunes(kind: str, tables: dict[str, list[dict]], changed: set[str]) -> d
 
 
 @NO_SHRINK
-@given(
-    kind=st.sampled_from(sorted(VIEWS)),
-    drawn=STATES,
-    changed=st.sets(st.sampled_from(["orders", "customers"])),
-    as_updates=st.booleans(),
-)
+@given(**CHANGES)
 def test_pruned_terms_net_to_the_same_change(
     kind: str, drawn: dict[str, tuple], changed: set[str], as_updates: bool
 ) -> None:
-    states = {t: (old, new if t in changed else old) for t, (old, new) in drawn.items()}
-    tables = bound_tables(states, as_updates)
+    tables = changed_tables(drawn, changed, as_updates)
     view = view_of(kind)
     spans = intervals(view, changed)
     prunes = all_prunes(kind, tables, changed)
