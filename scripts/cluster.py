@@ -56,23 +56,27 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(home: Path, server_confs: dict[str, str] | None = None) -> dict:
+def start(
+    home: Path, server_confs: dict[str, str] | None = None, warehouse_mib: int | None = None
+) -> dict:
     """Start every process (the metastore first, the Connect server and its TLS proxy last);
     their pids and ports go to <home>/cluster.json for `stop`. `server_confs` are added to the
-    Connect server's (the cluster test's interpreted expressions)."""
+    Connect server's (the cluster test's interpreted expressions). With `warehouse_mib` the
+    warehouse is a tmpfs of that size (root only), so that a test can fill it."""
     home.mkdir(parents=True, exist_ok=True)
     ports = {name: free_port() for name in ("derby", "master", "master_ui", "connect", "tls")}
     state: dict = {"ports": ports, "pids": {}}
-    derby = str(ports["derby"])
-    subprocess.run(["bash", str(METASTORE_SERVER), "start", str(home / "metastore"), derby],
-                   check=True, timeout=600)  # fmt: skip
+    if warehouse_mib:
+        _mount_warehouse(home, warehouse_mib)
+        state["mounted"] = True
+    start_metastore(home, state)
     master = f"spark://127.0.0.1:{ports['master']}"
     try:
         state["pids"]["master"] = _spawn(home, "master", _master_command(ports))
         _wait_for_port(home, "master", ports["master"])
+        state["worker_commands"] = [_worker_command(home, n, master) for n in range(WORKERS)]
         for worker in range(WORKERS):
-            command = _worker_command(home, worker, master)
-            state["pids"][f"worker-{worker}"] = _spawn(home, f"worker-{worker}", command)
+            start_worker(home, worker, state, wait=False)
         _wait_for_workers(home, ports["master_ui"])
         state["connect_command"] = _connect_command(home, ports, master, server_confs)
         _new_token(home)
@@ -103,6 +107,44 @@ def start_connect(home: Path, state: dict | None = None) -> None:
     (home / STATE).write_text(json.dumps(state))
 
 
+def start_worker(home: Path, worker: int, state: dict | None = None, wait: bool = True) -> None:
+    """(Re)start worker `worker`; with `wait`, until the master counts every worker alive."""
+    state = state or json.loads((home / STATE).read_text())
+    name = f"worker-{worker}"
+    state["pids"][name] = _spawn(home, name, state["worker_commands"][worker])
+    (home / STATE).write_text(json.dumps(state))
+    if wait:
+        _wait_for_workers(home, state["ports"]["master_ui"])
+
+
+def kill_worker(home: Path, worker: int) -> None:
+    """End worker `worker` and its executor at once (SIGKILL), as a lost machine ends."""
+    state = json.loads((home / STATE).read_text())
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(state["pids"][f"worker-{worker}"], signal.SIGKILL)
+
+
+def start_metastore(home: Path, state: dict | None = None) -> None:
+    """(Re)start the Derby network server that holds the metastore, and wait until it answers."""
+    state = state or json.loads((home / STATE).read_text())
+    derby = str(state["ports"]["derby"])
+    subprocess.run(["bash", str(METASTORE_SERVER), "start", str(home / "metastore"), derby],
+                   check=True, timeout=600, capture_output=True)  # fmt: skip
+
+
+def kill_metastore(home: Path) -> None:
+    """End the Derby network server at once (SIGKILL): the metastore stops answering."""
+    with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
+        os.kill(int((home / "metastore" / "derby-server.pid").read_text()), signal.SIGKILL)
+
+
+def _mount_warehouse(home: Path, mib: int) -> None:
+    warehouse = home / "warehouse"
+    warehouse.mkdir(exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", str(warehouse)],
+                   check=True, capture_output=True)  # fmt: skip
+
+
 def kill_connect(home: Path) -> None:
     """End the Connect server at once (SIGKILL), as a crashed or evicted server ends."""
     state = json.loads((home / STATE).read_text())
@@ -123,6 +165,9 @@ def stop(home: Path) -> None:
     derby = str(state["ports"]["derby"])
     subprocess.run(["bash", str(METASTORE_SERVER), "stop", str(home / "metastore"), derby],
                    check=False, timeout=120)  # fmt: skip
+    if state.get("mounted"):
+        time.sleep(2)  # the JVMs close their files
+        subprocess.run(["umount", "-l", str(home / "warehouse")], check=False)
     state_file.unlink()
 
 

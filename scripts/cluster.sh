@@ -5,4 +5,4 @@
 #   scripts/cluster.sh stop <dir>
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-exec "$root/.venv/bin/python" "$root/scripts/cluster.py" "$@"
+PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec "$root/.venv/bin/python" "$root/scripts/cluster.py" "$@"

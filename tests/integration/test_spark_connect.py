@@ -21,7 +21,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +32,7 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.session.connect import new_connect_session
 from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
+from dbt.adapters.spark_streams.streams.builds.faults import CRASH_ENV
 from scripts import cluster
 from tests.conftest import INTERPRETED
 from tests.integration.dbt_process import dbt_command, run_dbt_process
@@ -113,10 +114,14 @@ def shop_project(spark_cluster: dict, root: Path) -> Path:
     return shop
 
 
-def test_integration_project_over_the_cluster(
-    spark_cluster: dict, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    shop = shop_project(spark_cluster, tmp_path_factory.mktemp("shop-cluster"))
+@pytest.fixture(scope="module")
+def shop(spark_cluster: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The integration project's copy over the cluster, which the module's tests build on in
+    turn."""
+    return shop_project(spark_cluster, tmp_path_factory.mktemp("shop-cluster"))
+
+
+def test_integration_project_over_the_cluster(spark_cluster: dict, shop: Path) -> None:
     token = {"SPARK_CONNECT_TOKEN": spark_cluster["token"]}
 
     def dbt(*args: str) -> subprocess.CompletedProcess[str]:
@@ -214,6 +219,75 @@ def succeeded_models(shop: Path) -> set[str]:
         for result in results
         if result["unique_id"].startswith("model.") and result["status"] == "success"
     }
+
+
+def test_a_write_whose_client_never_heard_back(spark_cluster: dict, shop: Path) -> None:
+    """Two builds that cannot know whether their write committed: the server dies after the
+    MERGE's commit and before its reply, and the client dies after sending its MERGE while the
+    server goes on and commits it. Each time the build's error (or death) leaves the registry
+    behind the target's committed offsets, and the next build reads them from the target's
+    history: it finds nothing pending, consumes nothing twice, and the mirror equals its
+    source. The server is held at the moment between commit and reply by a checkpoint after
+    every commit of the mirror (Delta writes it before the statement returns), and killed
+    when the commit's log file appears."""
+    token = {"SPARK_CONNECT_TOKEN": spark_cluster["token"]}
+    log = spark_cluster["home"] / "warehouse" / "shop.db" / "customers_mirror" / "_delta_log"
+    query(spark_cluster, MIRROR_CHECKPOINTS_EVERY_COMMIT)
+
+    new_customer(spark_cluster)
+    before = newest_log_version(log)
+    build = subprocess.Popen(**dbt_command(shop, "run", "-s", "customers_mirror", env=token))
+    wait_for(lambda: newest_log_version(log) > before or build.poll() is not None)
+    assert build.poll() is None, "the reply came before the server could be killed"
+    cluster.kill_connect(spark_cluster["home"])
+    output = build.communicate(timeout=600)[0]
+    cluster.start_connect(spark_cluster["home"])
+    assert build.returncode != 0, output
+    assert "it may have committed it, with its offsets" in output, output
+    assert_found_in_history(spark_cluster, shop, token)
+
+    new_customer(spark_cluster)
+    before = newest_log_version(log)
+    crash = {CRASH_ENV: "during_write"}
+    killed = run_dbt_process(shop, "run", "-s", "customers_mirror", env={**token, **crash})
+    assert killed.returncode == -9, killed.stdout
+    wait_for(lambda: newest_log_version(log) > before)  # the server commits the orphaned write
+    assert_found_in_history(spark_cluster, shop, token)
+
+
+MIRROR_CHECKPOINTS_EVERY_COMMIT = (
+    "alter table shop.customers_mirror set tblproperties ('delta.checkpointInterval' = '1')"
+)
+
+
+def new_customer(spark_cluster: dict) -> None:
+    query(spark_cluster, "insert into shop_raw.customers select max(customer_id) + 1, 'n', "
+          "'n@shop.example', 'JP', current_timestamp() from shop_raw.customers")  # fmt: skip
+
+
+def newest_log_version(log: Path) -> int:
+    return max(int(entry.stem) for entry in log.glob("*.json"))
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def assert_found_in_history(spark_cluster: dict, shop: Path, token: dict[str, str]) -> None:
+    """The registry lags the mirror's commit; the next build finds the commit, consumes
+    nothing, and the mirror equals its source."""
+    stream = "customers_mirror__customers"
+    committed = query(spark_cluster, "describe history shop.customers_mirror limit 1")[0]
+    assert f'"{stream}"' in str(committed), committed
+    assert behind_newest(spark_cluster).get(stream) is not None
+    again = run_dbt_process(shop, "build", "-s", "customers_mirror+", env=token)
+    assert again.returncode == 0, again.stdout
+    assert "OK, no pending changes" in again.stdout, again.stdout
+    assert "PASS assert_customers_mirror_matches_source" in again.stdout
+    assert stream not in behind_newest(spark_cluster)
 
 
 def connect_credentials(spark_cluster: dict, **keys: object) -> SparkStreamsCredentials:

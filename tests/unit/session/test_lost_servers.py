@@ -43,8 +43,10 @@ def test_unavailable_is_told_in_the_users_terms() -> None:
     assert spark_error_message(unavailable()) == (
         "The Spark Connect server stopped answering (UNAVAILABLE: failed to connect to all "
         "addresses; last error: Connection refused) and did not come back while the statement "
-        "was retried (connect_timeout, connect_retries). Nothing this model was writing is "
-        "committed and no offset moved; run again once the server is back."
+        "was retried (connect_timeout, connect_retries). If the server had received this "
+        "model's write, it may have committed it, with its offsets, before it went; the next "
+        "build reads that from the target's history, so nothing is consumed twice or lost "
+        "either way. Run again once the server is back."
     )
 
 

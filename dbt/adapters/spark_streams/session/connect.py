@@ -9,6 +9,7 @@ went away for about as long before they fail. No error the adapter raises quotes
 
 import socket
 import ssl
+import warnings
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,6 +23,11 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import masked, scrubbed
 from dbt.adapters.spark_streams.session.lost_servers import lost_message, note_lost
+
+# Spark's client warns once it has given up retrying a lost server; the adapter's error for it
+# says the same in the user's terms (lost_servers.py), so the warning only adds a line of
+# Python internals to dbt's output.
+warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
 
 
 class ProfileChannelBuilder(DefaultChannelBuilder):

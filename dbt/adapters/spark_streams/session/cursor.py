@@ -22,7 +22,11 @@ from pyspark.sql import Row, SparkSession
 from dbt.adapters.spark_streams.session.driver.file_listing import DriverListings
 from dbt.adapters.spark_streams.session.driver.history import history_frame
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
-from dbt.adapters.spark_streams.session.lost_servers import note_lost, server_unavailable
+from dbt.adapters.spark_streams.session.lost_servers import (
+    lost_message,
+    note_lost,
+    server_unavailable,
+)
 from dbt.adapters.spark_streams.session.statement_confs import restore_confs
 from dbt.adapters.spark_streams.streams.delta.schema_changes import (
     INCOMPATIBLE,
@@ -31,6 +35,7 @@ from dbt.adapters.spark_streams.streams.delta.schema_changes import (
     RETRY_ACROSS_MARKER,
     UNSAFE_READ,
 )
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
 NOT_SET = object()
 
@@ -81,6 +86,11 @@ class BoundCursor(Cursor):
         except Exception as exc:
             if self.address and server_unavailable(exc):
                 note_lost(self.address, str(getattr(exc, "msg", exc)))
+            found_gone = lost_message(self.address) if self.address else None
+            if found_gone is not None and not isinstance(exc, SparkUnreachable):
+                # another thread found the server gone, and this session's error (no active
+                # session, a closed channel) only follows from it: say what happened
+                raise SparkUnreachable(f"{found_gone} (found earlier in this run)") from exc
             raise
 
     def execute(self, sql: str, *parameters: Any) -> None:

@@ -25,6 +25,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 from dbt.adapters.spark_streams.session.lost_servers import server_unavailable, unavailable_message
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
 logger = AdapterLogger("SparkStreams")
 
@@ -55,8 +56,11 @@ def readable_spark_errors() -> Iterator[None]:
         message = spark_error_message(exc)
         if message is None:
             raise
-        logger.debug(f"Spark error in full: {_full_text(_spark_error(exc))}")
-        raise DbtRuntimeError(message) from exc
+        error = _spark_error(exc)
+        logger.debug(f"Spark error in full: {_full_text(error)}")
+        raise (SparkUnreachable if server_unavailable(error) else DbtRuntimeError)(
+            message
+        ) from exc
 
 
 def spark_error_message(exc: BaseException) -> str | None:

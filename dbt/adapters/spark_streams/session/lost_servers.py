@@ -52,7 +52,8 @@ def unavailable_message(exc: BaseException) -> str:
     why = details.group(1) if details else "no answer"
     return (
         f"The Spark Connect server stopped answering (UNAVAILABLE: {why}) and did not come "
-        "back while the statement was retried (connect_timeout, connect_retries). Nothing "
-        "this model was writing is committed and no offset moved; run again once the server "
-        "is back."
+        "back while the statement was retried (connect_timeout, connect_retries). If the "
+        "server had received this model's write, it may have committed it, with its offsets, "
+        "before it went; the next build reads that from the target's history, so nothing is "
+        "consumed twice or lost either way. Run again once the server is back."
     )

@@ -9,3 +9,9 @@ class StreamError(DbtRuntimeError):
 
 class StreamConsumedElsewhere(StreamError):
     """Another run consumed the stream first; this build's write did not land."""
+
+
+class SparkUnreachable(DbtRuntimeError):
+    """Spark itself stopped answering (a Spark Connect server gone). The error is about the
+    connection, not about a stream or its source: no stream wraps it in an error of its own
+    (which would send the user looking for a missing table)."""

@@ -4,7 +4,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from dbt.adapters.spark_streams.streams.delta.retention import Retention
-from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.records.netting import METADATA_COLUMNS
 from dbt.adapters.spark_streams.streams.sql.catalog import (
     CatalogEntry,
@@ -84,6 +84,8 @@ def inspect_source(
     """
     try:
         described = entry.described if entry else run(f"describe table extended {name}")
+    except SparkUnreachable:
+        raise
     except Exception as exc:
         raise StreamError(
             f"{reader_label(stream)}: cannot read source {name} ({exc}). Check that the table "

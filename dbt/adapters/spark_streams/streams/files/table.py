@@ -16,7 +16,7 @@ REPAIR TABLE`.
 import hashlib
 from dataclasses import dataclass
 
-from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.sql.catalog import (
     column_names,
     column_types,
@@ -94,6 +94,8 @@ def describe_file_table(run: RunSql, schema: str, identifier: str, stream: str) 
     try:
         described = run(f"describe table extended {name}")
         provider = (detailed_info(described, "Provider") or "").lower()
+    except SparkUnreachable:
+        raise
     except Exception as exc:
         raise StreamError(
             f"Stream {stream}: cannot read source {name} ({exc}). Check that the table exists "

@@ -17,7 +17,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.sql.catalog import (
     column_names,
     detailed_info,
@@ -181,6 +181,8 @@ def _resolve(run: RunSql, table: exp.Table, namespace: str, reading: _Reading) -
 def _describe(run: RunSql, schema: str, name: str, reading: _Reading) -> list[Row]:
     try:
         return run(f"describe table extended {quote_path(schema, name)}")
+    except SparkUnreachable:
+        raise
     except Exception as exc:
         raise reading.refuse(f"reads {schema}.{name}, which cannot be read ({exc})") from exc
 
