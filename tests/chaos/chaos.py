@@ -5,7 +5,7 @@ server with a token, a Derby network metastore, the warehouse on a small tmpfs) 
 soak's project (six stream models: a mirror, an append-only audit, an insert-only file
 stream, a view stream's mirror, a merge and a history target) over Spark Connect with
 `--threads 4`. Each cycle applies a batch of the soak's random changes, starts `dbt run`, and
-injects one to three faults at random points inside its builds: a worker killed (and started
+injects two to five faults at random points inside its builds: a worker killed (and started
 again), the Connect server killed and restarted, the dbt process SIGKILLed while the server
 runs its statement, the metastore's server killed and restarted, the warehouse filled until a
 write fails (then freed). Once the cluster is repaired, a plain `dbt run` must succeed, and
@@ -117,13 +117,13 @@ class Chaos:
 
 
 def plan(soak: Soak) -> Cycle:
-    """A random batch of the soak's changes and one to four faults for the run after it: the
+    """A random batch of the soak's changes and two to five faults for the run after it: the
     first once one of the run's first stream builds has started, each next one a moment after
     the one before was repaired; a fault that ends the run comes last."""
     rng = soak.rng
     statements = (AUTO_MERGE, *(soak.statement() for _ in range(rng.randint(2, 8))))
     injections = []
-    for number in range(rng.randint(1, 4)):
+    for number in range(rng.randint(2, 5)):
         kind = rng.choice(KINDS)
         hold = rng.uniform(0.5, 2.0) if kind == "server" else rng.uniform(1.0, 4.0)
         after = rng.randint(1, 3) if number == 0 else 0

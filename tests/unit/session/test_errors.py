@@ -72,3 +72,17 @@ def test_spark_errors_become_dbt_errors():
     expected = pytest.raises(DbtRuntimeError, match=r"DELTA_VIOLATE_CONSTRAINT_WITH_VALUES")
     with expected, readable_spark_errors():
         raise java_error("o150.sql", DELTA_MESSAGE)
+
+
+def test_a_full_disk_is_said_in_a_sentence():
+    error = PySparkException(
+        "(org.apache.hadoop.fs.FSError) java.io.IOException: No space left on device"
+        "\n\nJVM stacktrace:\norg.apache.hadoop.fs.FSError\n\tat x.y(z)"
+    )
+    message = spark_error_message(error)
+    assert message is not None
+    assert message.startswith("A file system Spark writes to is full (No space left on device)")
+    assert "Free space there, then run again." in message
+    assert message.endswith("Spark said: (org.apache.hadoop.fs.FSError) java.io.IOException: "
+                            "No space left on device")  # fmt: skip
+    assert "JVM stacktrace" not in message

@@ -44,6 +44,15 @@ VIEW_TOO_LONG = (
     "metastore on MySQL or PostgreSQL."
 )
 
+# A file system that filled up under a write: the warehouse's or Spark's scratch space.
+DISK_FULL = "No space left on device"
+DISK_FULL_SENTENCE = (
+    "A file system Spark writes to is full (No space left on device): the warehouse's, or the "
+    "local scratch space of a worker or the driver. A write that failed before its Delta "
+    "commit left nothing behind and moved no offset; one that failed after it is found in the "
+    "target's history by the next build. Free space there, then run again."
+)
+
 
 @contextmanager
 def readable_spark_errors() -> Iterator[None]:
@@ -80,6 +89,8 @@ def _explained(message: str | None) -> str | None:
     """A metastore error the user cannot act on as Spark words it, said in their terms."""
     if message and DERBY_VIEW_TEXT_LIMIT in message:
         return VIEW_TOO_LONG
+    if message and DISK_FULL in message:
+        return f"{DISK_FULL_SENTENCE} Spark said: {message.strip().splitlines()[0]}"
     return message
 
 
