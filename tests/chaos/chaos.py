@@ -41,7 +41,7 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from scripts import cluster
 from tests.chaos.checks import RunSql, Verdict, check
-from tests.chaos.faults import ENDS_THE_RUN, KINDS, Injection, inject, repair, wait_gone
+from tests.chaos.faults import KINDS, Injection, inject, repair, wait_gone
 from tests.integration.dbt_process import dbt_command, run_dbt_process
 from tests.soak.soak import AUTO_MERGE, Soak, prepare
 
@@ -117,20 +117,25 @@ class Chaos:
 
 
 def plan(soak: Soak) -> Cycle:
-    """A random batch of the soak's changes and two to five faults for the run after it: the
-    first once one of the run's first stream builds has started, each next one a moment after
-    the one before was repaired; a fault that ends the run comes last."""
+    """A random batch of the soak's changes and faults of one kind for the run after it (so
+    that what the run's builds say is that kind's): the first once one of the run's first
+    stream builds has started, each next one a moment after the one before was repaired. A
+    killed client ends the run, and a killed server ends what is left of it."""
     rng = soak.rng
     statements = (AUTO_MERGE, *(soak.statement() for _ in range(rng.randint(2, 8))))
-    injections = []
-    for number in range(rng.randint(2, 5)):
-        kind = rng.choice(KINDS)
-        hold = rng.uniform(0.5, 2.0) if kind == "server" else rng.uniform(1.0, 4.0)
-        after = rng.randint(1, 3) if number == 0 else 0
-        injections.append(Injection(kind, after, rng.uniform(0, 2), hold, rng.randrange(2)))
-        if kind in ENDS_THE_RUN:
-            break
-    return Cycle(statements, tuple(injections))
+    kind = rng.choice(KINDS)
+    times = {"client": 1, "server": rng.randint(1, 2)}.get(kind, rng.randint(3, 6))
+    injections = tuple(
+        Injection(
+            kind,
+            after_starts=rng.randint(1, 3) if number == 0 else 0,
+            delay=rng.uniform(0, 2),
+            hold=rng.uniform(0.5, 2.0) if kind == "server" else rng.uniform(1.0, 4.0),
+            worker=rng.randrange(2),
+        )
+        for number in range(times)
+    )
+    return Cycle(statements, injections)
 
 
 @contextlib.contextmanager
@@ -181,12 +186,10 @@ def faulted_run(chaos: Chaos, cycle: Cycle) -> tuple[str, list[Injection]]:
 
 
 def error_messages(output: str) -> list[str]:
-    """The first line of each model error dbt printed, numbers and names blurred (so that one
-    kind of message counts once)."""
-    found = re.findall(
-        r"(?:Runtime|Database|Compilation) Error in model \S+ \([^)]*\)\n\s*(.+)", output
-    )
-    return [re.sub(r"\d+", "N", message.strip())[:220] for message in found]
+    """The first line of each model error dbt printed (past dbt's "Runtime Error" and
+    "Database Error" headings), numbers blurred, so that one kind of message counts once."""
+    found = re.findall(r"Error in model \S+ \([^)]*\)\n(?:\s*\w+ Error\n)*\s*(.+)", output)
+    return [re.sub(r"\d+", "N", message.strip())[:240] for message in found]
 
 
 def recover(chaos: Chaos) -> str | None:
@@ -243,7 +246,8 @@ def count(tally: Tally, injected: list[Injection], kind: str, failed: int, succe
 
 
 def start(root: Path, seed: int) -> Chaos:
-    """The cluster (warehouse on a tmpfs) and the soak's project built once over it."""
+    """The cluster (warehouse on a tmpfs) in <root>/cluster, and the soak's project built once
+    over it."""
     home = root / "cluster"
     keys = cluster.start(home, warehouse_mib=WAREHOUSE_MIB)
     project = prepare(root)
@@ -326,11 +330,11 @@ def main() -> None:
     cycles = load(options.replay) if options.replay else None
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="chaos-") as root:
-        chaos = start(Path(root), options.seed)
         try:
+            chaos = start(Path(root), options.seed)
             failed = run(chaos, cycles, options.injections, options.minutes)
         finally:
-            cluster.stop(chaos.home)
+            cluster.stop(Path(root) / "cluster")
     report = figures(chaos, (time.monotonic() - began) / 60)
     print("\n" + report)
     if failed:

@@ -17,8 +17,6 @@ from pathlib import Path
 from scripts import cluster
 
 KINDS = ("worker", "server", "client", "metastore", "disk")
-# Faults after which the faulted run cannot go on: later injections of its plan are skipped.
-ENDS_THE_RUN = ("client",)
 FILLER = ".chaos-filler"
 
 
