@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 from dbt.adapters.exceptions import FailedToConnectError
+from pyspark.errors import PySparkException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
@@ -19,6 +20,9 @@ from dbt.adapters.spark_streams.session.lost_servers import (
     lost_message,
     server_unavailable,
 )
+from dbt.adapters.spark_streams.streams.delta.source import inspect_source
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
+from dbt.adapters.spark_streams.streams.files.table import describe_file_table
 
 GONE = (
     "<_MultiThreadedRendezvous of RPC that terminated with:\n\tstatus = StatusCode.UNAVAILABLE"
@@ -72,3 +76,36 @@ def test_a_statement_that_finds_the_server_gone_fails_the_next_connection_at_onc
     assert time.monotonic() - began < 15  # not the 30 s x 2 the profile would wait
     forget_lost_servers()
     assert lost_message(host) is None
+
+
+class SessionOfALostServer:
+    """What a thread's session does once another thread's statement found the server gone:
+    Spark Connect's client refuses with its own error, which says nothing of the server."""
+
+    def sql(self, statement: str) -> None:
+        raise PySparkException("[NO_ACTIVE_SESSION] No active Spark session found.")
+
+
+def test_errors_that_follow_a_lost_server_say_so() -> None:
+    host = "sc://127.0.0.1:1"
+    cursor = BoundCursor(GoneSession(), address=host)  # type: ignore[arg-type]
+    with pytest.raises(SparkUnreachable, match="stopped answering"):
+        cursor.execute("select 1")
+    other = BoundCursor(SessionOfALostServer(), address=host)  # type: ignore[arg-type]
+    with pytest.raises(SparkUnreachable) as found:
+        other.execute("select 2")
+    assert found.value.msg.startswith("The Spark Connect server stopped answering")
+    assert found.value.msg.endswith("(found earlier in this run)")
+    assert "NO_ACTIVE_SESSION" not in str(found.value)
+
+
+def test_a_source_read_passes_a_lost_server_through() -> None:
+    """Not "cannot read source ... Check that the table exists": the table is fine."""
+
+    def run(statement: str) -> list:
+        raise SparkUnreachable("The Spark Connect server stopped answering")
+
+    with pytest.raises(SparkUnreachable):
+        inspect_source(run, "`raw`.`customers`", "mirror__customers")
+    with pytest.raises(SparkUnreachable):
+        describe_file_table(run, "raw", "events", "audit__events")
