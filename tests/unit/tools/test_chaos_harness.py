@@ -1,0 +1,53 @@
+"""`make chaos` runs outside `make test` (it needs a cluster, root and an hour): its plan, its
+reading of dbt's output and its checks' SQL are held here, so that it does not rot between
+runs."""
+
+from tests.chaos.chaos import KINDS, error_messages, plan
+from tests.chaos.checks import COMPARISONS, check
+from tests.soak.soak import Soak
+
+RUN_OUTPUT = """\x1b[0m10:31:23  Runtime Error in model orders_audit (models/orders_audit.sql)
+  Database Error
+    The Spark Connect server stopped answering (UNAVAILABLE: port 49587) (found earlier)
+\x1b[0m10:31:23
+\x1b[0m10:31:23    Runtime Error in model customers_mirror (models/customers_mirror.sql)
+  A file system Spark writes to is full (No space left on device): ...
+"""
+
+
+def test_each_run_gets_faults_of_one_kind() -> None:
+    soak = Soak(seed=5)
+    cycles = [plan(soak) for _ in range(200)]
+    assert {c.injections[0].kind for c in cycles} == set(KINDS)
+    for cycle in cycles:
+        kinds = {injection.kind for injection in cycle.injections}
+        assert len(kinds) == 1
+        assert cycle.injections[0].after_starts >= 1
+        if kinds == {"client"}:
+            assert len(cycle.injections) == 1
+    assert plan(Soak(seed=5)) == cycles[0]  # a seed replays its sequence
+
+
+def test_the_message_past_dbts_headings_with_numbers_blurred() -> None:
+    assert error_messages(RUN_OUTPUT) == [
+        "The Spark Connect server stopped answering (UNAVAILABLE: port N) (found earlier)",
+        "A file system Spark writes to is full (No space left on device): ...",
+    ]
+
+
+def test_the_check_counts_lost_and_doubled_rows_per_target() -> None:
+    statements = []
+
+    def run(statement: str) -> list[dict]:
+        statements.append(statement)
+        if statement.startswith("select ("):
+            counts = {f"{t}_{what}": 0 for t in COMPARISONS for what in ("lost", "doubled")}
+            return [{**counts, "customers_mirror_doubled": 2, "source_rows": 10,
+                     **{f"{t}_rows": 10 for t in COMPARISONS}}]  # fmt: skip
+        return []  # an empty registry
+
+    verdict = check(run)
+    assert (verdict.lost, verdict.doubled, verdict.compared) == (0, 2, 70)
+    assert verdict.wrong == ("customers_mirror: 0 lost, 2 doubled",)
+    assert not verdict.passed
+    assert "except all" in statements[0]
