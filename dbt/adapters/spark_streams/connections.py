@@ -8,11 +8,14 @@ Spark (embedded: `newSession()`, which shares the context, catalog and cache; Sp
 new server session), and what one build sets is never seen by another's statements.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt.adapters.spark.session import SessionConnectionWrapper
+from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import (
@@ -22,6 +25,7 @@ from dbt.adapters.spark_streams.credentials import (
 )
 from dbt.adapters.spark_streams.session.bindings import spark_literal
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
 
 def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool]:
@@ -75,3 +79,17 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         connection.handle = StreamsConnectionWrapper(bound)
         connection.state = ConnectionState.OPEN
         return connection
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        """dbt-spark's, except that a lost Spark keeps its type: dbt-spark re-raises every
+        error as a plain DbtRuntimeError, and the engine must tell a lost server from a
+        failed statement (it does not blame a stream's source for it)."""
+        try:
+            with super().exception_handler(sql):
+                yield
+        except DbtRuntimeError as exc:
+            cause = exc.__context__
+            if isinstance(cause, SparkUnreachable):
+                raise cause from None
+            raise

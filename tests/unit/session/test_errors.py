@@ -86,3 +86,19 @@ def test_a_full_disk_is_said_in_a_sentence():
     assert message.endswith("Spark said: (org.apache.hadoop.fs.FSError) java.io.IOException: "
                             "No space left on device")  # fmt: skip
     assert "JVM stacktrace" not in message
+
+
+def test_a_full_disk_named_only_in_the_stack_is_found_there():
+    error = PySparkException(
+        "(org.apache.spark.SparkException) [TASK_WRITE_FAILED] Task failed while writing rows "
+        "to file:/w/crash.db/customers_merge. SQLSTATE: 58030\n\nJVM stacktrace:\n"
+        "org.apache.spark.SparkException\n\tat x.y(z)\nCaused by: java.io.IOException: "
+        "No space left on device\n\tat a.b(c)"
+    )
+    message = spark_error_message(error)
+    assert message is not None
+    assert message.startswith("A file system Spark writes to is full")
+    assert message.endswith(
+        "Spark said: [TASK_WRITE_FAILED] Task failed while writing rows to "
+        "file:/w/crash.db/customers_merge. SQLSTATE: 58030"
+    )

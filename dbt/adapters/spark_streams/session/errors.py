@@ -79,17 +79,20 @@ def spark_error_message(exc: BaseException) -> str | None:
     if server_unavailable(error):
         return unavailable_message(error)
     if isinstance(error, Py4JJavaError):
-        return _explained(_java_message(error))
+        return _explained(_java_message(error), _full_text(error))
     if isinstance(error, PySparkException):
-        return _explained(JAVA_CLASS_PREFIX.sub("", str(error).split(STACK_TRACE, 1)[0]))
+        text = str(error)
+        return _explained(JAVA_CLASS_PREFIX.sub("", text.split(STACK_TRACE, 1)[0]), text)
     return None
 
 
-def _explained(message: str | None) -> str | None:
-    """A metastore error the user cannot act on as Spark words it, said in their terms."""
+def _explained(message: str | None, full_text: str) -> str | None:
+    """Errors the user cannot act on as Spark words them, said in their terms: a view too long
+    for a Derby metastore, and a full disk (which Spark often names only in the cause of a
+    "Task failed while writing rows", deep in the stack)."""
     if message and DERBY_VIEW_TEXT_LIMIT in message:
         return VIEW_TOO_LONG
-    if message and DISK_FULL in message:
+    if message and DISK_FULL in full_text:
         return f"{DISK_FULL_SENTENCE} Spark said: {message.strip().splitlines()[0]}"
     return message
 
