@@ -61,10 +61,11 @@ PROFILE = """crash:
 STREAM_START = "START sql stream_incremental model"
 STREAM_OK = "OK created sql stream_incremental model"
 STREAM_ERROR = "ERROR creating sql stream_incremental model"
-# What a clear failure message never shows: Python's or the JVM's internals.
+# What a clear failure message never shows: Python's or the JVM's internals, and (every
+# table exists here) a fault blamed on a stream's source.
 UNCLEAR = ("Traceback (most recent call last)", "JVM stacktrace", "_InactiveRpcError",
-           "grpc._channel", "\tat org.apache", "RETRIES_EXCEEDED",
-           "NO_ACTIVE_SESSION")  # fmt: skip
+           "grpc._channel", "\tat org.apache", "RETRIES_EXCEEDED", "NO_ACTIVE_SESSION",
+           "Check that the table exists")  # fmt: skip
 WAREHOUSE_MIB = 768
 RUN_TIMEOUT_S = 900
 # A recovery run may meet the statement a killed client left running on the server (it
