@@ -119,6 +119,18 @@ def test_a_metastore_login_goes_to_its_own_keys_not_the_url(project: Path) -> No
     assert "spark.hadoop.javax.jdo.option.ConnectionUserName" not in keyed
 
 
+def test_a_network_metastores_pool_tests_its_connections_and_never_waits_forever(
+    project: Path,
+) -> None:
+    derby = session_confs(credentials(metastore_url="jdbc:derby://db:1527/ms;create=true"))
+    assert derby["spark.hadoop.datanucleus.connectionPool.testSQL"] == "VALUES 1"
+    assert derby["spark.hadoop.datanucleus.connectionPool.maxWait"] == "30000"
+    postgres = session_confs(credentials(metastore_url="jdbc:postgresql://db/ms"))
+    assert postgres["spark.hadoop.datanucleus.connectionPool.testSQL"] == "SELECT 1"
+    embedded = session_confs(credentials())
+    assert "spark.hadoop.datanucleus.connectionPool.maxWait" not in embedded
+
+
 @pytest.mark.parametrize(
     ("url", "address"),
     [

@@ -144,7 +144,11 @@ def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str
     # The login goes in the metastore's own keys, which Spark redacts wherever it prints its
     # confs; a password left in the URL would be printed with it.
     login = jdbc_login(creds.metastore_url)
-    confs = {"spark.hadoop.javax.jdo.option.ConnectionURL": login.url, **resources}
+    confs = {
+        "spark.hadoop.javax.jdo.option.ConnectionURL": login.url,
+        **resources,
+        **pool_confs(creds.metastore_url),
+    }
     user, password = creds.metastore_user or login.user, creds.metastore_password or login.password
     if user:
         confs["spark.hadoop.javax.jdo.option.ConnectionUserName"] = user
@@ -163,6 +167,24 @@ def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str
             )
         confs["spark.driver.extraClassPath"] = str(jar)
     return confs
+
+
+# How long a metastore call waits for a pooled connection before it fails (milliseconds).
+POOL_WAIT_MS = 30_000
+
+
+def pool_confs(url: str) -> dict[str, str]:
+    """The metastore's connection pool (Hive's DBCP, through DataNucleus) made to survive a
+    restart of the metastore's database: without a test on borrow it hands out connections the
+    restart broke, and once they have exhausted the pool every metastore call waits forever
+    (`make chaos` found a Connect server hung that way after a few restarts of the metastore).
+    Each connection is tested when borrowed, and a call that cannot get one within 30 s fails
+    with an error instead of hanging the build."""
+    test = "VALUES 1" if url.startswith("jdbc:derby:") else "SELECT 1"
+    return {
+        "spark.hadoop.datanucleus.connectionPool.testSQL": test,
+        "spark.hadoop.datanucleus.connectionPool.maxWait": str(POOL_WAIT_MS),
+    }
 
 
 # The default ports of the metastore databases a JDBC URL names without one.
