@@ -333,7 +333,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="chaos-") as root:
         try:
             chaos = start(Path(root), options.seed)
-            failed = run(chaos, cycles, options.injections, options.minutes)
+            try:
+                failed = run(chaos, cycles, options.injections, options.minutes)
+            except KeyboardInterrupt:  # a hung run stopped by hand: its figures so far
+                failed = "interrupted (a run that hangs is a failure too)"
         finally:
             cluster.stop(Path(root) / "cluster")
     report = figures(chaos, (time.monotonic() - began) / 60)
