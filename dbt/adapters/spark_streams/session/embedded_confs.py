@@ -178,8 +178,9 @@ def pool_confs(url: str) -> dict[str, str]:
     restart of the metastore's database: without a test on borrow it hands out connections the
     restart broke, and once they have exhausted the pool every metastore call waits forever
     (`make chaos` found a Connect server hung that way after a few restarts of the metastore).
-    Each connection is tested when borrowed, and a call that cannot get one within 30 s fails
-    with an error instead of hanging the build."""
+    Each connection is tested when borrowed, and a wait for one gives up after 30 s. This
+    does not free connections the pool leaked: after many restarts (about twenty in
+    `make chaos`) it can still run dry, each call then failing only after Hive's retries."""
     test = "VALUES 1" if url.startswith("jdbc:derby:") else "SELECT 1"
     return {
         "spark.hadoop.datanucleus.connectionPool.testSQL": test,
