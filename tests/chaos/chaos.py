@@ -5,7 +5,7 @@ server with a token, a Derby network metastore, the warehouse on a small tmpfs) 
 soak's project (six stream models: a mirror, an append-only audit, an insert-only file
 stream, a view stream's mirror, a merge and a history target) over Spark Connect with
 `--threads 4`. Each cycle applies a batch of the soak's random changes, starts `dbt run`, and
-injects two to five faults at random points inside its builds: a worker killed (and started
+injects faults of one kind at random points inside its builds: a worker killed (and started
 again), the Connect server killed and restarted, the dbt process SIGKILLed while the server
 runs its statement, the metastore's server killed and restarted, the warehouse filled until a
 write fails (then freed). Once the cluster is repaired, a plain `dbt run` must succeed, and
@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -71,6 +71,9 @@ RUN_TIMEOUT_S = 900
 # A recovery run may meet the statement a killed client left running on the server (it
 # commits, or loses to the recovery's write): that run says so, and the next one consumes.
 RECOVERY_ATTEMPTS = 3
+# How many faults of a kind a run goes on through (worker, metastore, disk) it gets: as many
+# as fit in its builds, each a few seconds after the one before was repaired.
+REPEATED = (4, 10)
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,13 @@ class Cycle:
 
 @dataclass
 class Tally:
-    """One fault kind's figures: the faults injected, the stream model builds of the runs they
-    hit that failed and that succeeded anyway, the recoveries after them, the rows checked
-    after those recoveries and the rows found lost or doubled."""
+    """One fault kind's figures: the faults injected, the runs they hit, those runs' stream
+    model builds that failed and that succeeded anyway, the recovery runs needed after them
+    (a run that succeeded through its faults needs none), the rows checked after each and the
+    rows found lost or doubled."""
 
     injections: int = 0
+    runs: int = 0
     failed: int = 0
     succeeded: int = 0
     recoveries: int = 0
@@ -103,7 +108,7 @@ class Chaos:
     soak: Soak
     tallies: dict[str, Tally] = field(default_factory=lambda: {kind: Tally() for kind in KINDS})
     cycles: list[Cycle] = field(default_factory=list)
-    seconds: Counter = field(default_factory=Counter)
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     _last: float = field(default_factory=time.monotonic)
 
     def clock(self, phase: str) -> None:
@@ -117,15 +122,16 @@ class Chaos:
         return sum(tally.injections for tally in self.tallies.values())
 
 
-def plan(soak: Soak) -> Cycle:
+def plan(soak: Soak, kinds: tuple[str, ...] = KINDS) -> Cycle:
     """A random batch of the soak's changes and faults of one kind for the run after it (so
     that what the run's builds say is that kind's): the first once one of the run's first
     stream builds has started, each next one a moment after the one before was repaired. A
-    killed client ends the run, and a killed server ends what is left of it."""
+    killed client ends the run, and a killed server ends what is left of it; a run goes on
+    through the other kinds, so it gets several."""
     rng = soak.rng
     statements = (AUTO_MERGE, *(soak.statement() for _ in range(rng.randint(2, 8))))
-    kind = rng.choice(KINDS)
-    times = {"client": 1, "server": rng.randint(1, 2)}.get(kind, rng.randint(3, 6))
+    kind = rng.choice(kinds)
+    times = {"client": 1, "server": rng.randint(1, 2)}.get(kind, rng.randint(*REPEATED))
     injections = tuple(
         Injection(
             kind,
@@ -158,10 +164,10 @@ def token(home: Path) -> dict[str, str]:
     return {"SPARK_CONNECT_TOKEN": (home / "token").read_text()}
 
 
-def faulted_run(chaos: Chaos, cycle: Cycle) -> tuple[str, list[Injection]]:
+def faulted_run(chaos: Chaos, cycle: Cycle) -> tuple[str, list[Injection], bool]:
     """`dbt run` with the cycle's faults injected while its builds run; each fault is repaired
-    after its hold. Returns the run's output and the faults actually injected (a run that
-    ended before a fault's moment gets none)."""
+    after its hold. Returns the run's output, the faults actually injected (a run that ended
+    before a fault's moment gets none) and whether the run succeeded all the same."""
     command = dbt_command(chaos.project, "run", env=token(chaos.home))
     dbt = subprocess.Popen(**command, start_new_session=True)
     lines: list[str] = []
@@ -183,7 +189,7 @@ def faulted_run(chaos: Chaos, cycle: Cycle) -> tuple[str, list[Injection]]:
         repair(chaos.home, injection)
     wait_gone(dbt, RUN_TIMEOUT_S)
     reader.join(60)
-    return "".join(lines), injected
+    return "".join(lines), injected, dbt.returncode == 0
 
 
 def error_messages(output: str) -> list[str]:
@@ -213,14 +219,15 @@ def play(chaos: Chaos, cycle: Cycle) -> str | None:
         for statement in cycle.statements:
             session.sql(statement).collect()
     chaos.clock("changes")
-    output, injected = faulted_run(chaos, cycle)
+    output, injected, survived = faulted_run(chaos, cycle)
     chaos.clock("faulted run")
     unclear = [marker for marker in UNCLEAR if marker in output]
     if unclear:
         return f"the faulted run printed {unclear} instead of a sentence:\n{output[-5000:]}"
     failed, succeeded = output.count(STREAM_ERROR), output.count(STREAM_OK)
     messages = error_messages(output)
-    trouble = recover(chaos)
+    # A run that succeeded through its faults is checked as it is: no recovery to run.
+    trouble = None if survived else recover(chaos)
     chaos.clock("recovery")
     if trouble:
         return trouble
@@ -228,18 +235,22 @@ def play(chaos: Chaos, cycle: Cycle) -> str | None:
         verdict = check(run_sql(session))
     chaos.clock("check")
     for kind in {injection.kind for injection in injected}:
-        count(chaos.tallies[kind], injected, kind, failed, succeeded, messages, verdict)
+        count(chaos.tallies[kind], injected, kind, (failed, succeeded, not survived), messages,
+              verdict)  # fmt: skip
     if not verdict.passed:
         return "after the recovery: " + "; ".join(verdict.wrong)
     return None
 
 
-def count(tally: Tally, injected: list[Injection], kind: str, failed: int, succeeded: int,
+def count(tally: Tally, injected: list[Injection], kind: str, builds: tuple[int, int, bool],
           messages: list[str], verdict: Verdict) -> None:  # fmt: skip
+    """Add a checked run's figures: `builds` is (failed, succeeded, recovery run needed)."""
+    failed, succeeded, recovered = builds
     tally.injections += sum(injection.kind == kind for injection in injected)
+    tally.runs += 1
     tally.failed += failed
     tally.succeeded += succeeded
-    tally.recoveries += 1
+    tally.recoveries += recovered
     tally.rows_checked += verdict.compared
     tally.lost += verdict.lost
     tally.doubled += verdict.doubled
@@ -261,7 +272,8 @@ def start(root: Path, seed: int) -> Chaos:
     return Chaos(seed, home, project, Soak(seed))
 
 
-def run(chaos: Chaos, cycles: list[Cycle] | None, injections: int, minutes: float) -> str | None:
+def run(chaos: Chaos, cycles: list[Cycle] | None, injections: int, minutes: float,
+        kinds: tuple[str, ...] = KINDS) -> str | None:  # fmt: skip
     started = time.monotonic()
     while True:
         elapsed = (time.monotonic() - started) / 60
@@ -269,11 +281,11 @@ def run(chaos: Chaos, cycles: list[Cycle] | None, injections: int, minutes: floa
             return None
         if cycles is not None and len(chaos.cycles) == len(cycles):
             return None
-        cycle = plan(chaos.soak) if cycles is None else cycles[len(chaos.cycles)]
+        cycle = plan(chaos.soak, kinds) if cycles is None else cycles[len(chaos.cycles)]
         chaos.cycles.append(cycle)
         failed = play(chaos, cycle)
-        kinds = ", ".join(injection.kind for injection in cycle.injections)
-        print(f"cycle {len(chaos.cycles)} ({kinds}): {chaos.injections} faults injected, "
+        what = ", ".join(injection.kind for injection in cycle.injections)
+        print(f"cycle {len(chaos.cycles)} ({what}): {chaos.injections} faults injected, "
               f"{elapsed:.1f} min", flush=True)  # fmt: skip
         if failed:
             return failed
@@ -285,14 +297,14 @@ def figures(chaos: Chaos, minutes: float) -> str:
         f"Chaos run, seed {chaos.seed}: {len(chaos.cycles)} cycles, {chaos.injections} faults "
         f"injected in {minutes:.0f} minutes.",
         "",
-        "| fault | injected | builds failed | builds succeeded anyway | recoveries | rows checked "
-        "| rows lost | rows doubled |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| fault | injected | runs | builds failed | builds succeeded anyway | recoveries "
+        "| rows checked | rows lost | rows doubled |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for kind, tally in chaos.tallies.items():
         lines.append(
-            f"| {kind} | {tally.injections} | {tally.failed} | {tally.succeeded} | "
-            f"{tally.recoveries} | {tally.rows_checked:,} | {tally.lost} | {tally.doubled} |"
+            f"| {kind} | {tally.injections} | {tally.runs} | {tally.failed} | {tally.succeeded} "
+            f"| {tally.recoveries} | {tally.rows_checked:,} | {tally.lost} | {tally.doubled} |"
         )
     spent = ", ".join(f"{phase} {seconds / 60:.1f}" for phase, seconds in chaos.seconds.items())
     lines += ["", f"Minutes by phase: {spent}.", "", "What the failed builds said (count, "
@@ -323,18 +335,26 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
     parser.add_argument("--injections", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=85)
+    parser.add_argument(
+        "--kinds",
+        default=",".join(KINDS),
+        help=f"the faults to inject, comma-separated (of {', '.join(KINDS)})",
+    )
     parser.add_argument("--replay", type=Path, help="a sequence a failed chaos run saved")
     parser.add_argument("--out", type=Path, default=Path("chaos-results.md"))
     options = parser.parse_args()
     if shutil.which("mount") is None:
         sys.exit("make chaos mounts a tmpfs for the warehouse: it needs mount(8) and root")
+    kinds = tuple(options.kinds.split(","))
+    if set(kinds) - set(KINDS) or not kinds:
+        sys.exit(f"--kinds takes some of {', '.join(KINDS)}, comma-separated")
     cycles = load(options.replay) if options.replay else None
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="chaos-") as root:
         try:
             chaos = start(Path(root), options.seed)
             try:
-                failed = run(chaos, cycles, options.injections, options.minutes)
+                failed = run(chaos, cycles, options.injections, options.minutes, kinds)
             except KeyboardInterrupt:  # a hung run stopped by hand: its figures so far
                 failed = "interrupted (a run that hangs is a failure too)"
         finally:

@@ -124,11 +124,17 @@ def test_a_network_metastores_pool_tests_its_connections_and_never_waits_forever
 ) -> None:
     derby = session_confs(credentials(metastore_url="jdbc:derby://db:1527/ms;create=true"))
     assert derby["spark.hadoop.datanucleus.connectionPool.testSQL"] == "VALUES 1"
-    assert derby["spark.hadoop.datanucleus.connectionPool.maxWait"] == "30000"
+    assert derby["spark.hadoop.datanucleus.connectionPoolingType"] == "HikariCP"
+    assert derby["spark.hadoop.datanucleus.connectionPool.connectionWaitTimeout"] == "30000"
     postgres = session_confs(credentials(metastore_url="jdbc:postgresql://db/ms"))
     assert postgres["spark.hadoop.datanucleus.connectionPool.testSQL"] == "SELECT 1"
     embedded = session_confs(credentials())
-    assert "spark.hadoop.datanucleus.connectionPool.maxWait" not in embedded
+    assert "spark.hadoop.datanucleus.connectionPoolingType" not in embedded
+    chosen = {"spark.hadoop.datanucleus.connectionPoolingType": "DBCP"}
+    mine = session_confs(
+        credentials(metastore_url="jdbc:mysql://db/ms", server_side_parameters=chosen)
+    )
+    assert mine["spark.hadoop.datanucleus.connectionPoolingType"] == "DBCP"  # the profile's wins
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,9 @@
 reading of dbt's output and its checks' SQL are held here, so that it does not rot between
 runs."""
 
-from tests.chaos.chaos import KINDS, error_messages, plan
-from tests.chaos.checks import COMPARISONS, check
+from tests.chaos.chaos import KINDS, REPEATED, Tally, count, error_messages, plan
+from tests.chaos.checks import COMPARISONS, Verdict, check
+from tests.chaos.faults import Injection
 from tests.soak.soak import Soak
 
 RUN_OUTPUT = """\x1b[0m10:31:23  Runtime Error in model orders_audit (models/orders_audit.sql)
@@ -26,6 +27,23 @@ def test_each_run_gets_faults_of_one_kind() -> None:
         if kinds == {"client"}:
             assert len(cycle.injections) == 1
     assert plan(Soak(seed=5)) == cycles[0]  # a seed replays its sequence
+
+
+def test_a_run_gets_several_faults_of_a_kind_it_goes_on_through() -> None:
+    soak = Soak(seed=6)
+    for cycle in (plan(soak, ("worker", "disk")) for _ in range(50)):
+        assert {i.kind for i in cycle.injections} <= {"worker", "disk"}
+        assert REPEATED[0] <= len(cycle.injections) <= REPEATED[1]
+
+
+def test_a_run_that_needed_no_recovery_counts_none() -> None:
+    tally = Tally()
+    faults = [Injection("worker", 1, 0.0, 1.0), Injection("worker", 0, 0.0, 1.0)]
+    verdict = Verdict(lost=0, doubled=0, compared=70, wrong=())
+    count(tally, faults, "worker", (0, 6, False), ["m"], verdict)
+    count(tally, faults[:1], "worker", (2, 4, True), ["m"], verdict)
+    assert (tally.injections, tally.runs, tally.failed, tally.succeeded) == (3, 2, 2, 10)
+    assert (tally.recoveries, tally.rows_checked, tally.messages["m"]) == (1, 140, 2)
 
 
 def test_the_message_past_dbts_headings_with_numbers_blurred() -> None:
