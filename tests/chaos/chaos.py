@@ -11,8 +11,8 @@ runs its statement, the metastore's server killed and restarted, the warehouse f
 write fails (then freed). A run that had a build fail is followed, once the cluster is
 repaired, by a plain `dbt run` that must succeed; then every target is compared with its
 source (rows lost, rows doubled) and every registry offset with the one its target committed
-(tests/chaos/checks.py). Every failure message the faulted
-runs print must be a sentence, not a stack.
+(tests/chaos/checks.py). Every failure message the faulted runs print must be a sentence,
+not a stack.
 
     python -m tests.chaos.chaos --seed 7 --injections 200 --minutes 85
     python -m tests.chaos.chaos --replay chaos-failure-7.json
