@@ -54,6 +54,20 @@ def test_unavailable_is_told_in_the_users_terms() -> None:
     )
 
 
+def test_the_address_grpc_tried_reads_as_typed() -> None:
+    refused = GONE.replace(
+        "last error: Connection refused",
+        "last error: UNKNOWN: ipv6:%5B::1%5D:15002: Failed to connect to remote host",
+    )
+    error = SparkConnectGrpcException(
+        message=refused, grpc_status_code=grpc.StatusCode.UNAVAILABLE
+    )
+    assert (
+        "(UNAVAILABLE: failed to connect to all addresses; last error: UNKNOWN: "
+        "ipv6:[::1]:15002: Failed to connect to remote host)" in spark_error_message(error)
+    )
+
+
 class GoneSession:
     def sql(self, statement: str) -> None:
         raise unavailable()

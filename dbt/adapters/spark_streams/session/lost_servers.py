@@ -10,6 +10,7 @@ next command, or an in-process caller, tries again.
 
 import re
 import threading
+from urllib.parse import unquote
 
 _LOST: dict[str, str] = {}
 _LOCK = threading.Lock()
@@ -49,7 +50,8 @@ def server_unavailable(exc: BaseException | None) -> bool:
 def unavailable_message(exc: BaseException) -> str:
     """What to tell the user when a statement's server went away and did not come back."""
     details = GRPC_DETAILS.search(str(exc))
-    why = details.group(1) if details else "no answer"
+    # gRPC writes the address it tried as a URI (ipv6:%5B::1%5D:15002): shown as typed
+    why = unquote(details.group(1)) if details else "no answer"
     return (
         f"The Spark Connect server stopped answering (UNAVAILABLE: {why}) and did not come "
         "back while the statement was retried (connect_timeout, connect_retries). If the "
