@@ -298,7 +298,7 @@ def figures(chaos: Chaos, minutes: float) -> str:
         f"Chaos run, seed {chaos.seed}: {len(chaos.cycles)} cycles, {chaos.injections} faults "
         f"injected in {minutes:.0f} minutes.",
         "",
-        "| fault | injected | runs | builds failed | builds succeeded anyway | recoveries "
+        "| fault | injected | runs | builds failed | builds succeeded anyway | recovery runs "
         "| rows checked | rows lost | rows doubled |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]

@@ -2,7 +2,9 @@
 reading of dbt's output and its checks' SQL are held here, so that it does not rot between
 runs."""
 
-from tests.chaos.chaos import KINDS, REPEATED, Tally, count, error_messages, plan
+from pathlib import Path
+
+from tests.chaos.chaos import KINDS, REPEATED, Chaos, Tally, count, error_messages, figures, plan
 from tests.chaos.checks import COMPARISONS, Verdict, check
 from tests.chaos.faults import Injection
 from tests.soak.soak import Soak
@@ -69,3 +71,17 @@ def test_the_check_counts_lost_and_doubled_rows_per_target() -> None:
     assert verdict.wrong == ("customers_mirror: 0 lost, 2 doubled",)
     assert not verdict.passed
     assert "except all" in statements[0]
+
+
+def test_the_figures_give_each_kinds_row_and_where_the_minutes_went() -> None:
+    chaos = Chaos(seed=60, home=Path("."), project=Path("."), soak=Soak(seed=60))
+    faults = [Injection("disk", 1, 0.0, 1.0)]
+    count(chaos.tallies["disk"], faults, "disk", (3, 3, True), ["A file system ... full"],
+          Verdict(compared=70))  # fmt: skip
+    chaos.seconds["check"] = 90
+    report = figures(chaos, 52)
+    assert "seed 60: 0 cycles, 1 faults injected in 52 minutes" in report
+    assert "| disk | 1 | 1 | 3 | 3 | 1 | 70 | 0 | 0 |" in report
+    assert "| worker | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in report
+    assert "Minutes by phase: check 1.5." in report
+    assert "- disk, 1x: A file system ... full" in report
