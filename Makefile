@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint docs wheel peer unit functional fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
+.PHONY: install jars demo test lint docs wheel peer unit measure functional fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,14 @@ peer: install
 
 unit: install
 	$(BIN)/pytest tests/unit
+
+# The functional and integration tests as `make functional` runs them, measured per module
+# (tests/measure/): seconds, CPU-seconds, Spark statements and dbt invocations, into
+# build/measure/measure.md. The table in docs/development/ comes from it.
+measure: install
+	rm -rf build/measure
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder \
+	    -p tests.measure.plugin --measure build/measure tests/functional tests/integration
 
 # Two pytest-xdist workers, each module or test class on one of them (each worker starts its
 # own Spark session, catalog and warehouse); the longest modules go first (tests/conftest.py).

@@ -1,0 +1,36 @@
+"""The measure plugin's figures per test, summed per module into a Markdown table."""
+
+from collections.abc import Mapping
+
+
+def module_rows(tests: Mapping[str, Mapping[str, float]]) -> list[dict[str, float | str]]:
+    """One row per module (the node id's file), longest first, with its tests' count."""
+    modules: dict[str, dict[str, float]] = {}
+    for nodeid, figures in tests.items():
+        if not nodeid:
+            continue  # work outside any test (a session fixture's start counts in its test)
+        row = modules.setdefault(nodeid.split("::")[0], {"tests": 0})
+        row["tests"] += 1
+        for name, amount in figures.items():
+            row[name] = row.get(name, 0) + amount
+    rows: list[dict[str, float | str]] = [{"module": name, **row} for name, row in modules.items()]
+    return sorted(rows, key=lambda row: -float(row.get("wall", 0)))
+
+
+def render(rows: list[dict[str, float | str]]) -> str:
+    """The table, with a total row."""
+    columns = ("tests", "wall", "cpu", "statements", "dbt")
+    lines = [
+        "| module | tests | seconds | CPU-seconds | Spark statements | dbt invocations |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    totals = dict.fromkeys(columns, 0.0)
+    for row in rows:
+        cells = []
+        for column in columns:
+            value = float(row.get(column, 0))
+            totals[column] += value
+            cells.append(f"{value:,.0f}")
+        lines.append(f"| `{row['module']}` | " + " | ".join(cells) + " |")
+    lines.append("| all | " + " | ".join(f"{totals[c]:,.0f}" for c in columns) + " |")
+    return "\n".join(lines) + "\n"
