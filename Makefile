@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint docs wheel peer unit measure functional fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
+.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,7 @@ docs: install
 
 # The package as a user installs it: the built wheel (not `pip install -e .`) in a fresh virtual
 # environment, then `dbt debug` on a copy of the integration project, which starts Spark with
-# Delta from the installed adapter. .ci/run runs it after make test.
+# Delta from the installed adapter. make integration runs it.
 WHEEL_DIR := build/wheel-check
 wheel: install
 	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)
@@ -60,30 +60,29 @@ wheel: install
 
 # dbt-spark's own functional tests (from its source distribution on PyPI, by the installed
 # version) against this adapter's session, with the tests dbt-spark skips for its session
-# profile skipped (scripts/peer_suite.py). About 4 minutes; .ci/run runs it after make test.
+# profile skipped (scripts/peer_suite.py). About 3 minutes; make integration runs it.
 peer: install
 	$(BIN)/python scripts/peer_suite.py
 
 unit: install
 	$(BIN)/pytest tests/unit
 
-# The functional and integration tests as `make functional` runs them, measured per module
-# (tests/measure/): seconds, CPU-seconds, Spark statements and dbt invocations, into
-# build/measure/measure.md. The table in docs/development/ comes from it.
-measure: install
-	rm -rf build/measure
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder \
-	    -p tests.measure.plugin --measure build/measure tests/functional tests/integration
+# The first start on a new machine resolves the Delta jars and trains the CDS archive; this
+# pays for both once, before the test workers start (scripts/warm_start.py), and does nothing
+# on a machine that has them.
+warm: install
+	$(BIN)/python scripts/warm_start.py
 
 # Two pytest-xdist workers, each module or test class on one of them (each worker starts its
 # own Spark session, catalog and warehouse); the longest modules go first (tests/conftest.py).
-# Two, not three, on two cores: the integration tests' dbt processes and cluster fill the cores
-# beside them, and a third worker's JVM only added its own JIT and collector work (the tests
-# took 1,227 s and, in a fresh clone's make test, 1,320 s, against 1,399 s with three).
+# Two, not three, on two cores: a third worker's JVM only added its own JIT and collector work
+# (the tests took 1,227 s against 1,399 s with three).
 PYTEST_WORKERS ?= 2
-functional: install
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=15 \
-	    tests/functional tests/integration
+XDIST := -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder
+
+# The contract's tests: stream behaviour on an embedded session, dbt in-process.
+functional: warm
+	$(BIN)/pytest $(XDIST) --durations=15 tests/functional
 
 # The lint, the docs' build and the unit tests run beside the functional tests, not before them:
 # alone they keep one of the two cores busy for about a minute while the other waits. Their
@@ -94,6 +93,24 @@ test: install
 	$(MAKE) --no-print-directory functional; tests=$$?; \
 	wait $$checks; checks=$$?; \
 	exit $$(( tests || checks ))
+
+# The integration tier, which .ci/run runs after make test: dbt's own adapter suites on this
+# adapter, the builds killed at each step of the commit protocol, two processes on one
+# consumer, and the integration project over a Spark Connect cluster (tests/integration/), then
+# dbt-spark's own tests (make peer) and the wheel as a user installs it (make wheel).
+integration: warm
+	$(BIN)/pytest $(XDIST) --durations=10 tests/integration
+	@$(MAKE) --no-print-directory peer
+	@$(MAKE) --no-print-directory wheel
+
+# The functional and integration tests, measured per module (tests/measure/): seconds,
+# CPU-seconds, Spark statements and dbt invocations, into build/measure/measure.md (the table in
+# docs/development/ comes from it). MEASURE_TESTS="tests/functional" measures one tier.
+MEASURE_TESTS ?= tests/functional tests/integration
+measure: warm
+	rm -rf build/measure
+	$(BIN)/python -m pytest $(XDIST) -p tests.measure.plugin --measure build/measure \
+	    $(MEASURE_TESTS)
 
 # The long versions of the reliability tests: 40 random fuzz examples (make test runs 3 fixed
 # ones), 3 rounds of concurrent builds (make test runs 1) and 8 rounds of nine stream models

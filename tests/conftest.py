@@ -27,22 +27,25 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# The longest test modules, longest first (`make test` prints pytest's --durations=15). `make
-# test` runs the suite on pytest-xdist workers, each module or class on one worker; handing the
+# The longest test modules of each tier, longest first (`make measure` measures them). The tiers
+# run on pytest-xdist workers, each module or class on one worker; handing the
 # long ones out first keeps the run from ending on one of them while the other workers idle.
 LONGEST_FIRST = (
-    "tests/functional/streams/test_threads.py",
-    "tests/functional/streams/test_staleness.py",
-    "tests/functional/streams/test_fuzz.py",
-    "tests/functional/streams/test_source_schema_change.py",
-    "tests/functional/streams/test_system_time.py",
-    "tests/integration/test_shop_project.py",
-    "tests/integration/test_crash_safety.py",
     "tests/integration/test_spark_connect.py",
-    "tests/functional/streams/test_column_types.py",
-    "tests/functional/streams/test_view_streams.py",
-    "tests/functional/streams/test_view_fuzz.py",
+    "tests/integration/test_crash_safety.py",
+    "tests/integration/adapter/suites/test_features.py",
+    "tests/integration/adapter/suites/test_incremental.py",
+    "tests/functional/streams/test_fuzz.py",
+    "tests/functional/streams/test_threads.py",
+    "tests/functional/streams/test_dbt_edges.py",
+    "tests/functional/streams/test_staleness.py",
     "tests/functional/streams/test_history.py",
+    "tests/functional/streams/test_system_time.py",
+    "tests/functional/streams/test_view_fuzz.py",
+    "tests/functional/streams/test_view_streams.py",
+    "tests/functional/streams/test_source_schema_change.py",
+    "tests/functional/streams/test_view_paths.py",
+    "tests/functional/streams/test_file_streams.py",
 )
 
 

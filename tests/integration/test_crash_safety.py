@@ -70,6 +70,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(PROJECT, root)
     first = run_dbt_process(root, "build", "--vars", "{round: 0}")
     assert first.returncode == 0, first.stdout + first.stderr
+    # the profile's relative warehouse and metastore folders are the project's own
+    assert (root / "spark-warehouse" / "crash.db").is_dir()
+    assert (root / "metastore" / "metastore_db").is_dir()
     return root
 
 

@@ -4,39 +4,51 @@
 Connect server with Delta attached to the master, which requires a token, a TLS proxy in front
 of it, and a Derby network server holding the Hive metastore; every process sees one
 warehouse. The integration project (`threads: 4`, the token from `env_var()`) is built over it
-end to end, each step a separate dbt process: sources, a build, a batch of changes, a build
-that fails (a source is away) and moves no offset of the streams reading it, the build that
-consumes the batch once (its data tests pass: the mirror equals its source, changes() equals a
-peek, the view stream's mirror equals its view, the insert-only stream of a Parquet table logs
-every landed event once), and a build with nothing pending. Before the consuming build, the
-server is killed in the middle of a build: that build fails within the profile's bound, no
-stream whose build failed moves its offset, and once the server is back the next build
-consumes the batch exactly once.
+end to end, as a user builds it, each step a separate dbt process that must see what the
+previous one built: sources, a build, its summary (every relation's rows) and a batch of
+changes, a build that fails (a source is away) and moves no offset of the streams reading it,
+the build that consumes the batch once (its data tests pass: the mirror equals its source,
+changes() equals a peek, the view stream's mirror equals its view, the insert-only stream of a
+Parquet table logs every landed event once), its summary (each stream model holds the batch
+once, the history every version in order, show_streams every stream), and a build with nothing
+pending. Before the consuming build, the server is killed in the middle of a build: that build
+fails within the profile's bound, no stream whose build failed moves its offset, and once the
+server is back the next build consumes the batch exactly once.
 The registry must show each table stream's offset at its source's newest version, the
 append-only audit every order once, and a query Delta rejects must show Delta's error, not the
 server's stack trace.
 """
 
-import json
-import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 from dbt.adapters.exceptions import FailedToConnectError
-from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.session.connect import new_connect_session
 from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
 from dbt.adapters.spark_streams.streams.builds.faults import CRASH_ENV
 from scripts import cluster
-from tests.conftest import INTERPRETED
+from tests.integration.cluster_queries import (
+    behind_newest,
+    newest_log_version,
+    on_customers,
+    query,
+    shop_offsets,
+    succeeded_models,
+    wait_for,
+)
 from tests.integration.dbt_process import dbt_command, run_dbt_process
-from tests.integration.test_shop_project import PROJECT, RUNTIME_DIRS
+from tests.integration.shop import (
+    CUSTOMERS,
+    assert_consumed_summary,
+    assert_first_summary,
+    copy_project,
+)
 
 PAST_LATEST_CHANGES = "select * from table_changes('shop_raw.orders', 999, 1000)"
 # The project's stream_incremental models: each says so when a build finds nothing pending.
@@ -48,62 +60,21 @@ BOUND_SECONDS = CONNECT_TIMEOUT * (CONNECT_RETRIES + 1)
 
 @pytest.fixture(scope="module")
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    """The cluster's addresses, token and CA file. Its server runs interpreted expressions,
-    as the functional tests do (90 fewer CPU-seconds for this module, most of them the
-    executors' compiles); the embedded integration-project test keeps Spark's defaults
-    covered."""
+    """The cluster's addresses, token and CA file. Its server runs with Spark's defaults
+    (generated code, adaptive execution), as a user's cluster does: the one place the stream
+    builds' SQL meets them (the functional tests and the crash project run interpreted
+    expressions, for their few-row tables)."""
     home = tmp_path_factory.mktemp("cluster")
     try:
-        yield {**cluster.start(home, server_confs=INTERPRETED), "home": home}
+        yield {**cluster.start(home), "home": home}
     finally:
         cluster.stop(home)
-
-
-def connect(spark_cluster: dict) -> ConnectSession:
-    """Spark Connect's own builder (pyspark's common one refuses a remote session in a process
-    that already runs an embedded one, as `make test`'s process does), with the token."""
-    url = f"{spark_cluster['host']}/;token={spark_cluster['token']}"
-    return ConnectSession.builder.remote(url).getOrCreate()
-
-
-def query(spark_cluster: dict, statement: str) -> list[tuple]:
-    spark = connect(spark_cluster)
-    try:
-        return [tuple(row) for row in spark.sql(statement).collect()]
-    finally:
-        spark.stop()
-
-
-def shop_offsets(spark_cluster: dict) -> dict[str, int]:
-    return dict(query(spark_cluster, "select name, offset_version from shop.dbt_streams"))
-
-
-def behind_newest(spark_cluster: dict) -> dict[str, tuple[int, int]]:
-    """The Delta streams whose offset is not their source's newest version: (offset, newest)."""
-    streams = query(
-        spark_cluster,
-        "select name, source_table, offset_version from shop.dbt_streams "
-        "where source_type = 'delta'",
-    )
-    newest = {
-        table: query(spark_cluster, f"describe history {table} limit 1")[0][0]
-        for table in {table for _, table, _ in streams}
-    }
-    return {
-        name: (offset, newest[table]) for name, table, offset in streams if offset != newest[table]
-    }
-
-
-def on_customers(offsets: dict[str, int]) -> dict[str, int]:
-    """The offsets of the streams that read shop_raw.customers (directly or through a view)."""
-    return {name: offset for name, offset in offsets.items() if "customers" in name}
 
 
 def shop_project(spark_cluster: dict, root: Path) -> Path:
     """A copy of the integration project whose profile reads the token from the environment
     and bounds a server that went away at BOUND_SECONDS."""
-    shop = root / "integration_project"
-    shutil.copytree(PROJECT, shop, ignore=shutil.ignore_patterns(*RUNTIME_DIRS))
+    shop = copy_project(root)
     (shop / "profiles.yml").write_text(
         "shop:\n  target: dev\n  outputs:\n    dev:\n      type: spark_streams\n"
         f"      method: connect\n      host: {spark_cluster['host']}\n"
@@ -127,15 +98,16 @@ def test_integration_project_over_the_cluster(spark_cluster: dict, shop: Path) -
     def dbt(*args: str) -> subprocess.CompletedProcess[str]:
         return run_dbt_process(shop, *args, env=token)
 
-    steps = [("run-operation", "create_shop_sources", "--args", "{customers: 10}"), ("build",)]
-    for step in steps:
+    sources = ("run-operation", "create_shop_sources", "--args", f"{{customers: {CUSTOMERS}}}")
+    for step in (sources, ("build",)):
         done = dbt(*step)
         assert done.returncode == 0, done.stdout + done.stderr
     built = shop_offsets(spark_cluster)
     assert len(built) == 7, built  # four table streams, one view stream and its two tables
 
-    changed = dbt("run-operation", "apply_shop_changes")
+    changed = dbt("run-operation", "summary_then_changes")
     assert changed.returncode == 0, changed.stdout + changed.stderr
+    assert_first_summary(changed.stdout)
     query(spark_cluster, "alter table shop_raw.customers rename to shop_raw.customers_away")
     failed = dbt("build")
     assert failed.returncode != 0, failed.stdout
@@ -151,6 +123,10 @@ def test_integration_project_over_the_cluster(spark_cluster: dict, shop: Path) -
     assert_consumed_once(spark_cluster, consumed.stdout)
     moved = shop_offsets(spark_cluster)
     assert all(moved[name] > built[name] for name in ("customers_mirror__customers",)), moved
+
+    printed = dbt("run-operation", "print_shop_summary")
+    assert printed.returncode == 0, printed.stdout + printed.stderr
+    assert_consumed_summary(printed.stdout)
 
     again = dbt("run")
     assert again.returncode == 0, again.stdout + again.stderr
@@ -211,16 +187,6 @@ def server_killed_mid_build(spark_cluster: dict, shop: Path, token: dict[str, st
     print(f"server killed mid-build: the build ended {took:.1f} s later; moved: {moved}")
 
 
-def succeeded_models(shop: Path) -> set[str]:
-    """The models the last run reported as built (run_results.json)."""
-    results = json.loads((shop / "target" / "run_results.json").read_text())["results"]
-    return {
-        result["unique_id"].split(".")[-1]
-        for result in results
-        if result["unique_id"].startswith("model.") and result["status"] == "success"
-    }
-
-
 def test_a_write_whose_client_never_heard_back(spark_cluster: dict, shop: Path) -> None:
     """Two builds that cannot know whether their write committed: the server dies after the
     MERGE's commit and before its reply, and the client dies after sending its MERGE while the
@@ -263,17 +229,6 @@ MIRROR_CHECKPOINTS_EVERY_COMMIT = (
 def new_customer(spark_cluster: dict) -> None:
     query(spark_cluster, "insert into shop_raw.customers select max(customer_id) + 1, 'n', "
           "'n@shop.example', 'JP', current_timestamp() from shop_raw.customers")  # fmt: skip
-
-
-def newest_log_version(log: Path) -> int:
-    return max(int(entry.stem) for entry in log.glob("*.json"))
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 def assert_found_in_history(spark_cluster: dict, shop: Path, token: dict[str, str]) -> None:

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import (
+from tests.functional.delta import (
     DeltaProject,
     create_orders_without_change_data_feed,
     sources_yml,

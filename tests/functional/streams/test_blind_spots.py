@@ -14,7 +14,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.spark_streams.streams.delta.staleness import RECENT_COMMITS
-from tests.functional.adapter.delta import (
+from tests.functional.delta import (
     DeltaProject,
     run_in_one_session,
     sources_yml,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from dbt.adapters.spark_streams.streams.kinds.choose import changes_sql
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.delta import DeltaProject
 
 TABLES = count()
 KEYS = st.integers(0, 5)

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 COLUMNS = (
     "id int, big bigint, s string, bin binary, flag boolean, dec decimal(12,3), dbl double, "

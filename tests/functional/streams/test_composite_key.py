@@ -12,7 +12,7 @@ ranges of the key's first column only. Two keys that share a first column stay t
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, merge_on_clauses, sources_yml
+from tests.functional.delta import DeltaProject, merge_on_clauses, sources_yml
 
 KEY = "unique_key=['order_id', 'line_no']"
 COLUMNS = "order_id, line_no, qty"

@@ -3,7 +3,7 @@
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import (
+from tests.functional.delta import (
     DeltaProject,
     create_orders_without_change_data_feed,
     sources_yml,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import rm_file, run_dbt, run_dbt_and_capture, write_file
 
-from tests.functional.adapter.delta import DeltaProject, delta_project, sources_yml
+from tests.functional.delta import DeltaProject, delta_project, sources_yml
 
 SOURCES = sources_yml("shop", "orders")
 

@@ -12,7 +12,7 @@ INSERT that breaks a CHECK constraint (a Delta error PySpark does not convert).
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.delta import DeltaProject
 
 CHANGES_PAST_LATEST = """
 {{ config(materialized='table') }}

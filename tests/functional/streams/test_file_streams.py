@@ -14,7 +14,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.spark_streams.streams.files import sets as file_sets
 from dbt.adapters.spark_streams.streams.kinds import file_table as file_stream
-from tests.functional.adapter.delta import FAIL_IF_ASKED, DeltaProject
+from tests.functional.delta import FAIL_IF_ASKED, DeltaProject
 
 SOURCES = """
 version: 2

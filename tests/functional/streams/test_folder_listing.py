@@ -23,7 +23,7 @@ from dbt.adapters.spark_streams.session.cursor import BoundCursor
 from dbt.adapters.spark_streams.session.driver.file_listing import DriverListings
 from dbt.adapters.spark_streams.streams.files.table import FileTable
 from dbt.adapters.spark_streams.streams.sql.quoting import string_literal
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 SCHEMA = "folder_listing"
 NAMES = (

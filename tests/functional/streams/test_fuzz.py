@@ -23,7 +23,7 @@ from hypothesis import example as example_
 from hypothesis import given as given_
 from hypothesis import strategies as st
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.delta import DeltaProject
 
 MODELS = ("mirror", "keyed_log", "bag_log")
 TABLES = itertools.count()

@@ -16,7 +16,7 @@ from dbt.tests.util import run_dbt
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.adapter.delta import FAIL_IF_ASKED, DeltaProject, sources_yml
+from tests.functional.delta import FAIL_IF_ASKED, DeltaProject, sources_yml
 
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
 MODELS = {

@@ -12,7 +12,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.spark_streams.streams.sql.quoting import string_literal
-from tests.functional.adapter.delta import DeltaProject, sources_yml, table_properties
+from tests.functional.delta import DeltaProject, sources_yml, table_properties
 
 # What an attacker (or an unlucky copy and paste) puts in a value; `{victim}` becomes the
 # table a second statement would hit.

@@ -11,7 +11,7 @@ import json
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 SOURCES = sources_yml("club", "members")
 

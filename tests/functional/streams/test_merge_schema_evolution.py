@@ -9,7 +9,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.spark_streams.streams.delta.schema_changes import UNSAFE_READ
-from tests.functional.adapter.delta import DeltaProject, run_in_one_session, sources_yml
+from tests.functional.delta import DeltaProject, run_in_one_session, sources_yml
 
 SOURCES = sources_yml("shop", "merged_wide", "merged_added", "written_added", "plain")
 MIRROR = """

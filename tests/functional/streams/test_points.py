@@ -8,7 +8,7 @@ version 2's commit is in the state `at` names and not in the one `before` names.
 
 from dbt.tests.util import run_dbt, write_file
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 PEEK = """{{{{ config(materialized='table') }}}}
 select id from {{{{ stream(source('shop', 'orders'), name='{name}', {point}) }}}}

@@ -10,7 +10,7 @@ clear error.
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.delta import DeltaProject
 
 STREAM = "o'brien `stream`; drop table x --"
 

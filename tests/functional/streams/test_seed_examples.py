@@ -7,7 +7,7 @@ on demand) show what a stream holds without consuming it.
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject, table_properties
+from tests.functional.delta import DeltaProject, table_properties
 
 SOURCES = """
 version: 2

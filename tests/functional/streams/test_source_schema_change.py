@@ -18,7 +18,7 @@ from dbt.adapters.spark_streams.streams.delta.schema_changes import (
 )
 from dbt.adapters.spark_streams.streams.delta.staleness import CommitsSinceOffset
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 SOURCES = sources_yml("shop", "renamed", "dropped", "widened", "added", "unmapped")
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, run_in_one_session, shown_streams
+from tests.functional.delta import DeltaProject, run_in_one_session, shown_streams
 
 CASES = ("short", "feed", "recreated", "replaced", "renamed", "soon", "extended")
 

@@ -21,7 +21,7 @@ from dbt.adapters.spark_streams.streams.travel.for_system_time import (
     SystemTimeRequest,
     system_time_sql,
 )
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 SCRIPT = (
     "insert into {t} values (1, 'a'), (2, 'b'), (3, null)",

@@ -15,7 +15,7 @@ from dbt.adapters.spark_streams.streams.offsets.registry import (
     REGISTRY_COLUMNS,
     Registry,
 )
-from tests.functional.adapter.delta import (
+from tests.functional.delta import (
     DeltaProject,
     delta_project,
     shown_streams,

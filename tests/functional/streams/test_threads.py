@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, merge_on_clauses, sources_yml
+from tests.functional.delta import DeltaProject, merge_on_clauses, sources_yml
 
 ROUNDS = int(os.environ.get("THREADS_ROUNDS", "2"))
 SEED = int(os.environ.get("THREADS_SEED", "7"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, table_properties
+from tests.functional.delta import DeltaProject, table_properties
 from tests.functional.streams.test_dbt_edges import latest_version, registered, tables
 
 SOURCES = """

@@ -15,7 +15,7 @@ from dbt.adapters.spark_streams.streams.records.netting import net_changes_sql
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.views.algebra import TableInterval, view_change_range
 from dbt.adapters.spark_streams.streams.views.definition import read_view_definition
-from tests.functional.adapter.delta import DeltaProject
+from tests.functional.delta import DeltaProject
 
 ROUNDS = count()
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"

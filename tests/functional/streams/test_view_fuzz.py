@@ -28,7 +28,7 @@ from dbt.tests.util import run_dbt
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.adapter.delta import FAIL_IF_ASKED, DeltaProject
+from tests.functional.delta import FAIL_IF_ASKED, DeltaProject
 
 ROUNDS = int(os.environ.get("VIEW_FUZZ_ROUNDS", "2"))
 EXAMPLES = int(os.environ.get("VIEW_FUZZ_EXAMPLES", "0"))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
 VIEW = (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dbt.tests.util import run_dbt
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 SOURCES = sources_yml("shop", "orders", "customers", "order_details")
 ALL_SOURCES = sources_yml("shop", "orders", "customers", "order_details", "all_customers")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.adapter.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, sources_yml
 
 PEOPLE_CSV = """id,name,note,big
 1,O'Brien,they're,1234567890123456789
