@@ -1,7 +1,8 @@
 """A Spark cluster of separate processes on this machine, to point a `method: connect` profile
 at and for the cluster test: a standalone master, two workers (one core each), a Spark Connect
 server with Delta attached to the master, and a Derby network server holding the Hive
-metastore. Every process sees one warehouse folder.
+metastore. Every process sees one warehouse folder. (The cluster test starts one worker with
+both cores: one executor JVM instead of two, for the same statements.)
 
     python scripts/cluster.py start <dir>   # prints the profile's host, token file and CA
     python scripts/cluster.py stop <dir>
@@ -42,6 +43,7 @@ TLS_PROXY = REPO / "scripts" / "tls_proxy.py"
 TOKEN_VARIABLE = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 STATE = "cluster.json"
 WORKERS = 2
+CORES = 2  # the cores the workers offer in all, shared out among them
 STARTUP_SECONDS = 300
 # Every JVM of the cluster gets the embedded session's default options (the JIT's quick tier:
 # on two cores the full JIT's compiler threads took about half of a test JVM's CPU time) and
@@ -57,15 +59,19 @@ def free_port() -> int:
 
 
 def start(
-    home: Path, server_confs: dict[str, str] | None = None, warehouse_mib: int | None = None
+    home: Path,
+    server_confs: dict[str, str] | None = None,
+    warehouse_mib: int | None = None,
+    workers: int = WORKERS,
 ) -> dict:
     """Start every process (the metastore first, the Connect server and its TLS proxy last);
     their pids and ports go to <home>/cluster.json for `stop`. `server_confs` are added to the
     Connect server's (the cluster test's interpreted expressions). With `warehouse_mib` the
-    warehouse is a tmpfs of that size (root only), so that a test can fill it."""
+    warehouse is a tmpfs of that size (root only), so that a test can fill it. The CORES are
+    shared out among `workers` workers, each running one executor."""
     home.mkdir(parents=True, exist_ok=True)
     ports = {name: free_port() for name in ("derby", "master", "master_ui", "connect", "tls")}
-    state: dict = {"ports": ports, "pids": {}}
+    state: dict = {"ports": ports, "pids": {}, "workers": workers}
     if warehouse_mib:
         _mount_warehouse(home, warehouse_mib)
         state["mounted"] = True
@@ -74,11 +80,14 @@ def start(
     try:
         state["pids"]["master"] = _spawn(home, "master", _master_command(ports))
         _wait_for_port(home, "master", ports["master"])
-        state["worker_commands"] = [_worker_command(home, n, master) for n in range(WORKERS)]
-        for worker in range(WORKERS):
+        cores = CORES // workers
+        state["worker_commands"] = [
+            _worker_command(home, n, master, cores) for n in range(workers)
+        ]
+        for worker in range(workers):
             start_worker(home, worker, state, wait=False)
-        _wait_for_workers(home, ports["master_ui"])
-        state["connect_command"] = _connect_command(home, ports, master, server_confs)
+        _wait_for_workers(home, ports["master_ui"], workers)
+        state["connect_command"] = _connect_command(home, ports, master, server_confs, cores)
         _new_token(home)
         start_connect(home, state)
         state["pids"]["tls"] = _spawn(home, "tls", _proxy_command(home, ports))
@@ -114,7 +123,7 @@ def start_worker(home: Path, worker: int, state: dict | None = None, wait: bool 
     state["pids"][name] = _spawn(home, name, state["worker_commands"][worker])
     (home / STATE).write_text(json.dumps(state))
     if wait:
-        _wait_for_workers(home, state["ports"]["master_ui"])
+        _wait_for_workers(home, state["ports"]["master_ui"], state["workers"])
 
 
 def kill_worker(home: Path, worker: int) -> None:
@@ -190,15 +199,15 @@ def _master_command(ports: dict) -> list[str]:
             "--webui-port", str(ports["master_ui"])]  # fmt: skip
 
 
-def _worker_command(home: Path, worker: int, master: str) -> list[str]:
+def _worker_command(home: Path, worker: int, master: str, cores: int) -> list[str]:
     return [str(SPARK_HOME / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
-            "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
+            "--host", "127.0.0.1", "--cores", str(cores), "--memory", "1g",
             "--work-dir", str(home / f"worker-{worker}"), "--webui-port", str(free_port()),
             master]  # fmt: skip
 
 
 def _connect_command(
-    home: Path, ports: dict, master: str, server_confs: dict[str, str] | None
+    home: Path, ports: dict, master: str, server_confs: dict[str, str] | None, cores: int
 ) -> list[str]:
     """spark-submit of pyspark's Spark Connect server on the master, with the embedded
     session's confs for a shared metastore (Delta, its jars, the warehouse)."""
@@ -220,8 +229,8 @@ def _connect_command(
         "spark.connect.grpc.binding.port": str(ports["connect"]),
         "spark.executor.memory": "512m",
         "spark.executor.extraJavaOptions": LOCAL_JVM_OPTIONS,
-        "spark.executor.cores": "1",
-        "spark.cores.max": str(WORKERS),
+        "spark.executor.cores": str(cores),
+        "spark.cores.max": str(CORES),
         **(server_confs or {}),
     }
     options = [item for key, value in confs.items() for item in ("--conf", f"{key}={value}")]
@@ -254,18 +263,18 @@ def _wait_for_port(home: Path, name: str, port: int, *, listening: bool = True) 
     raise RuntimeError(f"{name} is not {state} on port {port}:\n{log}")
 
 
-def _wait_for_workers(home: Path, ui_port: int) -> None:
+def _wait_for_workers(home: Path, ui_port: int, workers: int) -> None:
     """Until the master counts every worker alive (its web UI's JSON)."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as page:
-                if json.load(page).get("aliveworkers", 0) >= WORKERS:
+                if json.load(page).get("aliveworkers", 0) >= workers:
                     return
         except OSError:
             pass
         time.sleep(1)
-    logs = "".join((home / f"worker-{i}.log").read_text()[-2000:] for i in range(WORKERS))
+    logs = "".join((home / f"worker-{i}.log").read_text()[-2000:] for i in range(workers))
     raise RuntimeError(f"the workers did not register with the master:\n{logs}")
 
 

@@ -44,11 +44,6 @@ def behind_newest(spark_cluster: dict) -> dict[str, tuple[int, int]]:
     }
 
 
-def on_customers(offsets: dict[str, int]) -> dict[str, int]:
-    """The offsets of the streams that read shop_raw.customers (directly or through a view)."""
-    return {name: offset for name, offset in offsets.items() if "customers" in name}
-
-
 def succeeded_models(shop: Path) -> set[str]:
     """The models the last run reported as built (run_results.json)."""
     results = json.loads((shop / "target" / "run_results.json").read_text())["results"]

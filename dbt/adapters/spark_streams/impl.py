@@ -13,6 +13,8 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
+from dbt.adapters.spark_streams.credentials import StreamsConnectionMethod
+from dbt.adapters.spark_streams.session.errors import DERBY_VIEW_TEXT_CHARS, VIEW_TOO_LONG
 from dbt.adapters.spark_streams.stream_methods import StreamMethods
 from dbt.adapters.spark_streams.stream_operations import StreamOperations
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
@@ -96,3 +98,19 @@ class SparkStreamsAdapter(StreamMethods, StreamOperations, UnitTestMethods, Spar
                 f"listagg with a limit sorts all its keys one way on Spark; got: {order_by_clause}"
             )
         return keys
+
+    @available
+    def refuse_view_derby_cannot_store(self, sql: str) -> None:
+        """A view's SQL longer than a Derby metastore stores fails before Spark is asked: the
+        metastore's own failure comes only after Hive has retried it for half a minute. Only
+        where the metastore is known to be Derby (the embedded session's, or a Derby network
+        server's); elsewhere the metastore's own error is translated (session/errors.py)."""
+        creds = self.config.credentials
+        url = getattr(creds, "metastore_url", None) or ""
+        embedded = creds.method == StreamsConnectionMethod.SESSION
+        if (
+            embedded
+            and (not url or url.startswith("jdbc:derby:"))
+            and (len(sql) > DERBY_VIEW_TEXT_CHARS)
+        ):
+            raise DbtRuntimeError(VIEW_TOO_LONG)

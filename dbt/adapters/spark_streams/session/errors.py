@@ -35,8 +35,10 @@ FORMATTING_CALL = "SparkThrowableHelper.getMessage"
 STACK_TRACE = "\n\nJVM stacktrace:\n"
 # Spark Connect's prefix for a Java exception the client has no class for.
 JAVA_CLASS_PREFIX = re.compile(r"^\([\w.$]+\) (?=\[)")
-# Derby's error when the Hive metastore stores a view's text in its LONG VARCHAR columns.
+# Derby's error when the Hive metastore stores a view's text in its LONG VARCHAR columns, and
+# the most characters those columns hold.
 DERBY_VIEW_TEXT_LIMIT = "truncation error was encountered trying to shrink LONG VARCHAR"
+DERBY_VIEW_TEXT_CHARS = 32_700
 VIEW_TOO_LONG = (
     "This view's SQL is longer than the 32,700 characters a Hive metastore on Derby can store "
     "(the embedded session's metastore and the shared Derby metastore both are). Materialize "
