@@ -8,30 +8,52 @@ its own process's, so a process killed mid-build (the crash tests) has counted u
 """
 
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 DIR_ENV = "SPARK_STREAMS_MEASURE_DIR"
+# Set to 1 to also write each statement's whole text to <dir>/statements-<pid>.sql.
+SQL_ENV = "SPARK_STREAMS_MEASURE_SQL"
 TEST_ENV = "SPARK_STREAMS_MEASURE_TEST"
-# A file per process: <dir>/statements-<pid>.log, one test node id a line.
+# A file per process: <dir>/statements-<pid>.log, a line per statement: its test's node id and
+# its kind (its first words), tab-separated.
 PATTERN = "statements-*.log"
+COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*", re.DOTALL)
+# How many leading words name a statement's kind: `create or replace table`, `describe history`.
+KIND_WORDS = {"create": 4, "describe": 2, "show": 2, "alter": 2, "drop": 2, "insert": 2}
+
+
+def kind(sql: str) -> str:
+    """A statement's first words, lower case, without comments: what kind of statement it is."""
+    words = COMMENT.sub(" ", str(sql)).lower().split()
+    if not words:
+        return "(empty)"
+    return " ".join(words[: KIND_WORDS.get(words[0], 1)])
 
 
 def install() -> None:
     """Count every statement of this process into its own file, from now on."""
     from dbt.adapters.spark_streams.session import cursor
 
-    log = (Path(os.environ[DIR_ENV]) / f"statements-{os.getpid()}.log").open("a", buffering=1)
+    folder = Path(os.environ[DIR_ENV])
+    log = (folder / f"statements-{os.getpid()}.log").open("a", buffering=1)
+    texts = None
+    if os.environ.get(SQL_ENV) == "1":
+        texts = (folder / f"statements-{os.getpid()}.sql").open("a", buffering=1)
     inside = threading.local()
 
-    def count() -> None:
-        log.write(os.environ.get(TEST_ENV, "") + "\n")
+    def count(sql: str) -> None:
+        test = os.environ.get(TEST_ENV, "")
+        log.write(test + "\t" + kind(sql) + "\n")
+        if texts is not None:
+            texts.write(f"-- {test}\n{sql};\n")
 
     execute = cursor.BoundCursor.execute
 
     def counted_execute(self: Any, sql: str, *parameters: Any) -> None:
-        count()
+        count(sql)
         inside.cursor = True
         try:
             execute(self, sql, *parameters)
@@ -42,10 +64,10 @@ def install() -> None:
     for session_class in _session_classes():
         sql = session_class.sql
 
-        def counted_sql(self: Any, *args: Any, _sql: Any = sql, **kwargs: Any) -> Any:
+        def counted_sql(self: Any, query: Any, *args: Any, _sql: Any = sql, **kwargs: Any) -> Any:
             if not getattr(inside, "cursor", False):
-                count()
-            return _sql(self, *args, **kwargs)
+                count(query)
+            return _sql(self, query, *args, **kwargs)
 
         session_class.sql = counted_sql
 
@@ -63,10 +85,11 @@ def _session_classes() -> list[Any]:
     return classes
 
 
-def read_counts(folder: Path) -> dict[str, int]:
-    """Statements per test node id, over every process that counted into `folder`."""
-    counts: dict[str, int] = {}
+def read_counts(folder: Path) -> dict[tuple[str, str], int]:
+    """Statements per test node id and kind, over every process that counted into `folder`."""
+    counts: dict[tuple[str, str], int] = {}
     for log in folder.glob(PATTERN):
         for line in log.read_text().splitlines():
-            counts[line] = counts.get(line, 0) + 1
+            nodeid, _, sort = line.partition("\t")
+            counts[(nodeid, sort)] = counts.get((nodeid, sort), 0) + 1
     return counts

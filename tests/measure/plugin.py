@@ -20,7 +20,7 @@ import pytest
 
 from tests.measure import counting
 from tests.measure.cpu import TreeCpu
-from tests.measure.table import module_rows, render
+from tests.measure.table import module_rows, render, render_kinds
 
 SITE = Path(__file__).resolve().parent / "site"
 
@@ -111,8 +111,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     tests: dict[str, dict[str, float]] = {}
     for part in MEASURE.folder.glob("tests-*.json"):
         tests.update(json.loads(part.read_text()))
-    for nodeid, statements in counting.read_counts(MEASURE.folder).items():
-        tests.setdefault(nodeid, {})["statements"] = statements
-    text = render(module_rows(tests))
+    counts = counting.read_counts(MEASURE.folder)
+    for (nodeid, _), statements in counts.items():
+        figures = tests.setdefault(nodeid, {})
+        figures["statements"] = figures.get("statements", 0) + statements
+    text = render(module_rows(tests)) + "\n" + render_kinds(counts)
     (MEASURE.folder / "measure.md").write_text(text)
     print("\n" + text)

@@ -34,3 +34,17 @@ def render(rows: list[dict[str, float | str]]) -> str:
         lines.append(f"| `{row['module']}` | " + " | ".join(cells) + " |")
     lines.append("| all | " + " | ".join(f"{totals[c]:,.0f}" for c in columns) + " |")
     return "\n".join(lines) + "\n"
+
+
+def render_kinds(counts: Mapping[tuple[str, str], int], most: int = 15) -> str:
+    """The statements of every test by kind, the most frequent first."""
+    kinds: dict[str, int] = {}
+    for (_, sort), n in counts.items():
+        kinds[sort] = kinds.get(sort, 0) + n
+    lines = ["| statement | count |", "| --- | ---: |"]
+    ranked = sorted(kinds.items(), key=lambda item: -item[1])
+    lines += [f"| `{sort}` | {n:,} |" for sort, n in ranked[:most]]
+    rest = sum(n for _, n in ranked[most:])
+    if rest:
+        lines.append(f"| other | {rest:,} |")
+    return "\n".join(lines) + "\n"

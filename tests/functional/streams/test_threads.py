@@ -116,41 +116,41 @@ def values(rows: list[tuple]) -> str:
 
 
 def change_sources(project, shop: Shop, rng: random.Random, next_id: list[int]) -> None:
-    """A round of inserts, updates (some to the same values), deletes and re-inserts,
-    applied to the tables and to `shop` alike."""
+    """A round of inserts, updates (some to the same values, some of rows inserted in the
+    round) and deletes, applied to the tables and to `shop` alike: a statement of
+    each kind a table, so each source has several commits pending, in few statements."""
     schema = project.test_schema
-    for _ in range(rng.randint(2, 4)):
-        new = []
-        for _ in range(rng.randint(1, 3)):
-            next_id[0] += 1
-            new.append((next_id[0], rng.choice(["ann", "bob", None]), rng.randint(1, 3)))
-        project.run_sql(f"insert into {schema}.customers values {values(new)}")
-        shop.customers.update({row[0]: row for row in new})
-        shop.inserted["customers"].update(new)
-        if shop.customers:
-            key = rng.choice(sorted(shop.customers))
-            tier = rng.choice([shop.customers[key][2], 9])  # sometimes a no-op update
-            project.run_sql(f"update {schema}.customers set tier = {tier} where id = {key}")
-            shop.customers[key] = (*shop.customers[key][:2], tier)
-        if len(shop.customers) > 2 and rng.random() < 0.6:
-            key = rng.choice(sorted(shop.customers))
-            project.run_sql(f"delete from {schema}.customers where id = {key}")
-            del shop.customers[key]
-        order = (next_id[0] * 10, rng.choice(sorted(shop.customers) or [0]), rng.randint(1, 99))
-        project.run_sql(f"insert into {schema}.orders values {values([order])}")
-        shop.orders[order[0]] = order
-        shop.inserted["orders"][order] += 1
-        key = rng.choice(sorted(shop.orders))
-        project.run_sql(f"update {schema}.orders set amount = amount + 1 where id = {key}")
-        shop.orders[key] = (*shop.orders[key][:2], shop.orders[key][2] + 1)
-        tag = (rng.choice(["red", "blue"]), rng.randint(1, 2))
-        project.run_sql(f"insert into {schema}.tags values {values([tag, tag])}")
-        shop.tags[tag] += 2
-        shop.inserted["tags"][tag] += 2
-        if shop.tags and rng.random() < 0.5:
-            gone = rng.choice(sorted(shop.tags))
-            project.run_sql(f"delete from {schema}.tags where tag = '{gone[0]}' and n = {gone[1]}")
-            del shop.tags[gone]
+    new = []
+    for _ in range(rng.randint(2, 6)):
+        next_id[0] += 1
+        new.append((next_id[0], rng.choice(["ann", "bob", None]), rng.randint(1, 3)))
+    project.run_sql(f"insert into {schema}.customers values {values(new)}")
+    shop.customers.update({row[0]: row for row in new})
+    shop.inserted["customers"].update(new)
+    if shop.customers:
+        key = rng.choice(sorted(shop.customers))
+        tier = rng.choice([shop.customers[key][2], 9])  # sometimes a no-op update
+        project.run_sql(f"update {schema}.customers set tier = {tier} where id = {key}")
+        shop.customers[key] = (*shop.customers[key][:2], tier)
+    if len(shop.customers) > 2 and rng.random() < 0.6:
+        key = rng.choice(sorted(shop.customers))
+        project.run_sql(f"delete from {schema}.customers where id = {key}")
+        del shop.customers[key]
+    order = (next_id[0] * 10, rng.choice(sorted(shop.customers) or [0]), rng.randint(1, 99))
+    project.run_sql(f"insert into {schema}.orders values {values([order])}")
+    shop.orders[order[0]] = order
+    shop.inserted["orders"][order] += 1
+    key = rng.choice(sorted(shop.orders))
+    project.run_sql(f"update {schema}.orders set amount = amount + 1 where id = {key}")
+    shop.orders[key] = (*shop.orders[key][:2], shop.orders[key][2] + 1)
+    tag = (rng.choice(["red", "blue"]), rng.randint(1, 2))
+    project.run_sql(f"insert into {schema}.tags values {values([tag, tag])}")
+    shop.tags[tag] += 2
+    shop.inserted["tags"][tag] += 2
+    if shop.tags and rng.random() < 0.5:
+        gone = rng.choice(sorted(shop.tags))
+        project.run_sql(f"delete from {schema}.tags where tag = '{gone[0]}' and n = {gone[1]}")
+        del shop.tags[gone]
 
 
 def rows(project, sql: str) -> list[tuple]:
