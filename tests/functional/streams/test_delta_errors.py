@@ -6,13 +6,17 @@ Delta errors PySpark does not convert arrive as a Py4J error with the JVM stack 
 models fail in one `dbt run`: a change read past the table's latest version, a MERGE with
 two source rows for one target row, a MERGE naming a column the target lacks (a Delta error
 with a SQL query context: PySpark's own logging of it calls `getMessage()` and fails), and an
-INSERT that breaks a CHECK constraint (a Delta error PySpark does not convert).
+INSERT that breaks a CHECK constraint (a Delta error PySpark does not convert). The advice that
+would lose data, left out of those messages, is captured from the running Delta's classes.
 """
+
+import json
 
 import pytest
 from dbt.tests.util import run_dbt
 
 from tests.functional.delta import DeltaProject
+from tests.unit.session.test_advice import DELTA_ADVICE, advice_in
 
 CHANGES_PAST_LATEST = """
 {{ config(materialized='table') }}
@@ -79,3 +83,20 @@ class TestDeltaErrorsKeepTheirClass(DeltaProject):
             assert "INTERNAL_ERROR" not in messages[name], (name, messages[name])
             assert "org.apache.spark" not in messages[name], (name, messages[name])
             assert "py4j" not in messages[name].lower(), (name, messages[name])
+
+
+def test_the_captured_delta_advice_is_the_running_deltas(spark) -> None:
+    """The unit tests hold the advice left out against Delta's error classes as captured in
+    tests/unit/session/data/delta_error_advice.json: the running Delta's classes that give such
+    advice must be exactly those, with the same messages."""
+    jvm = spark.sparkContext._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    stream = loader.getResourceAsStream("error/delta-error-classes.json")
+    assert stream is not None, "the Delta jar has no error/delta-error-classes.json"
+    text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    running = json.loads(text)
+    captured = json.loads(DELTA_ADVICE.read_text())["classes"]
+    with_advice = {
+        name: node["message"] for name, node in running.items() if advice_in(node["message"])
+    }
+    assert with_advice == captured

@@ -24,6 +24,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
+from dbt.adapters.spark_streams.session.advice import without_harmful_advice
 from dbt.adapters.spark_streams.session.lost_servers import server_unavailable, unavailable_message
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
@@ -91,12 +92,13 @@ def spark_error_message(exc: BaseException) -> str | None:
 def _explained(message: str | None, full_text: str) -> str | None:
     """Errors the user cannot act on as Spark words them, said in their terms: a view too long
     for a Derby metastore, and a full disk (which Spark often names only in the cause of a
-    "Task failed while writing rows", deep in the stack)."""
+    "Task failed while writing rows", deep in the stack). Any other message without the
+    advice that would lose data (session/advice.py)."""
     if message and DERBY_VIEW_TEXT_LIMIT in message:
         return VIEW_TOO_LONG
     if message and DISK_FULL in full_text:
         return f"{DISK_FULL_SENTENCE} Spark said: {message.strip().splitlines()[0]}"
-    return message
+    return without_harmful_advice(message) if message else message
 
 
 def _spark_error(exc: BaseException) -> BaseException:
