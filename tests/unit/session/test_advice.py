@@ -117,7 +117,7 @@ def test_the_widening_overflow_as_a_user_met_it() -> None:
     )
     shown = spark_error_message(PySparkException(delta))
     assert shown is not None
-    assert shown.startswith('[DELTA_CAST_OVERFLOW_IN_TABLE_WRITE] Failed to write a value of')
+    assert shown.startswith("[DELTA_CAST_OVERFLOW_IN_TABLE_WRITE] Failed to write a value of")
     for advice in ("try_cast", "storeAssignmentPolicy", "LEGACY", "ansi.enabled"):
         assert advice not in shown
     assert "--full-refresh" in shown and "ALTER TABLE" in shown

@@ -1,12 +1,13 @@
 """Spark's and Delta's advice that would lose data, left out of the errors a user reads.
 
 Many of Spark's and Delta's error messages end with a way around the error: `try_cast` (which
-turns a value that does not fit into NULL, as `try_divide` and its kin do), `spark.sql.storeAssignmentPolicy` set to LEGACY
-(which truncates it), ANSI mode turned off (`... to "false" to bypass this error`: overflows
-wrap, invalid casts become NULL), or a safety check turned off (VACUUM's retention check, a
-partitioning check). Followed in a pipeline, each silently nulls, truncates or drops data that
-the error was protecting. The adapter passes every message on with those sentences left out,
-and says instead what keeps the data. Advice that only enables a feature is kept.
+turns a value that does not fit into NULL, as `try_divide` and its kin do),
+`spark.sql.storeAssignmentPolicy` set to LEGACY (which truncates it), ANSI mode turned off
+(`... to "false" to bypass this error`: overflows wrap, invalid casts become NULL), or a safety
+check turned off (VACUUM's retention check, a partitioning check). Followed in a pipeline, each
+silently nulls, truncates or drops data that the error was protecting. The adapter passes every
+message on with those sentences left out, and says instead what keeps the data. Advice that
+only enables a feature is kept.
 """
 
 import re
