@@ -18,6 +18,7 @@ from dbt.adapters.spark_streams.session.errors import DERBY_VIEW_TEXT_CHARS, VIE
 from dbt.adapters.spark_streams.stream_methods import StreamMethods
 from dbt.adapters.spark_streams.stream_operations import StreamOperations
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
+from dbt.adapters.spark_streams.target_schema_methods import TargetSchemaMethods
 from dbt.adapters.spark_streams.unit_test_methods import UnitTestMethods
 
 # `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
@@ -28,7 +29,9 @@ ORDER_BY = re.compile(r"^\s*order\s+by\s+", re.IGNORECASE)
 SORT_KEY = re.compile(r"^(.*?)\s+(asc|desc)\s*$", re.IGNORECASE | re.DOTALL)
 
 
-class SparkStreamsAdapter(StreamMethods, StreamOperations, UnitTestMethods, SparkAdapter):
+class SparkStreamsAdapter(
+    StreamMethods, StreamOperations, TargetSchemaMethods, UnitTestMethods, SparkAdapter
+):
     """Everything dbt-spark does, on a session this adapter builds; streams build on it."""
 
     ConnectionManager = SparkStreamsConnectionManager

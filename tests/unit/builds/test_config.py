@@ -133,10 +133,17 @@ def test_target_columns_need_the_key_and_the_actions() -> None:
         parse().target_columns(["ID", "metadata_action"])
 
 
-def test_target_properties_turn_deletion_vectors_on_unless_the_model_says_otherwise() -> None:
-    assert parse().target_properties == {"delta.enableDeletionVectors": "true"}
+def test_target_properties_turn_deletion_vectors_and_type_widening_on_unless_told() -> None:
+    assert parse().target_properties == {
+        "delta.enableDeletionVectors": "true",
+        "delta.enableTypeWidening": "true",
+    }
     given = parse(tblproperties={"delta.enableDeletionVectors": False, "team": "shop"})
-    assert given.target_properties == {"delta.enableDeletionVectors": "False", "team": "shop"}
+    assert given.target_properties == {
+        "delta.enableDeletionVectors": "False",
+        "delta.enableTypeWidening": "true",
+        "team": "shop",
+    }
     with pytest.raises(StreamError, match="tblproperties must be a mapping"):
         parse(tblproperties="delta.enableDeletionVectors=false")
 

@@ -52,7 +52,8 @@ def test_initial_rows_are_inserts_at_the_snapshot() -> None:
     snapshot = Snapshot("`raw`.`orders`", COLUMNS, ("id",), 6, "2026-11-25 09:00:00", TYPES)
     sql = initial_rows_sql(snapshot)
     assert sql.startswith("select `id`, `tags`, 'INSERT' as metadata_action, false as ")
-    assert f"{KEY_HASH} as metadata_row_id, 6 as metadata_commit_version, " in sql
+    # bigint, as a change feed's _commit_version is: every build writes one type
+    assert f"{KEY_HASH} as metadata_row_id, cast(6 as bigint) as metadata_commit_version, " in sql
     assert sql.endswith(
         "timestamp'2026-11-25 09:00:00' as metadata_commit_timestamp "
         "from `raw`.`orders` version as of 6"

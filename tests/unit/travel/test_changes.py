@@ -361,8 +361,9 @@ def test_empty_reads_the_columns_at_the_newest_version_and_no_rows() -> None:
     assert sql == (
         "select * from (select `id`, 'INSERT' as metadata_action, false as metadata_isupdate, "
         "sha1(to_json(named_struct('id', `id`), map('ignoreNullFields', 'false'))) as "
-        "metadata_row_id, 3 as metadata_commit_version, timestamp'2026-11-20 09:03:00.000000' "
-        "as metadata_commit_timestamp from `raw`.`orders` version as of 3) where false"
+        "metadata_row_id, cast(3 as bigint) as metadata_commit_version, "
+        "timestamp'2026-11-20 09:03:00.000000' as metadata_commit_timestamp from `raw`.`orders` "
+        "version as of 3) where false"
     )
 
 

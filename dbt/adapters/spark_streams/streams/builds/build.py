@@ -22,6 +22,11 @@ from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
 from dbt.adapters.spark_streams.streams.builds.pass_through import passes_through
 from dbt.adapters.spark_streams.streams.delta.schema_changes import SchemaReads, model_name
 from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
+from dbt.adapters.spark_streams.streams.delta.type_widening import (
+    CAST_OVERFLOW,
+    TypeChange,
+    cannot_follow,
+)
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.commit import (
     BuildCommit,
@@ -113,6 +118,8 @@ class StreamBuild:
     rebuilt_because: str = ""  # the plan took the offer: the target is rebuilt, for this
     column_ranges: ColumnRanges | None = None  # offered by a view stream
     target_ranges: ColumnRanges | None = None  # taken by the plan: the model passes it on
+    widened: tuple[str, ...] = ()  # the target's columns widened before the write ('v: a -> b')
+    unwidened: tuple[TypeChange, ...] = ()  # widenings a target without type widening lacks
 
     @property
     def has_write(self) -> bool:
@@ -302,7 +309,9 @@ def finish(
         target = build.target.rsplit(".", 1)[-1].strip("`")
         message = f"OK, rebuilt {target}: {build.rebuilt_because}; consumed {names}"
         return BuildOutcome(message, counts, "rebuild")
-    return BuildOutcome(f"OK, consumed {names}: {counts.summary()}", counts, "incremental")
+    widened = f"; widened {', '.join(build.widened)}" if build.widened else ""
+    message = f"OK, consumed {names}: {counts.summary()}{widened}"
+    return BuildOutcome(message, counts, "incremental")
 
 
 def _write(
@@ -324,13 +333,17 @@ def _write(
     except StreamError:
         raise
     except Exception as exc:
-        raise _delta_refused(commit, exc) from exc
+        raise _delta_refused(commit, exc, build) from exc
 
 
-def _delta_refused(commit: BuildCommit, exc: Exception) -> Exception:
+def _delta_refused(commit: BuildCommit, exc: Exception, build: StreamBuild) -> Exception:
     """Delta's error from a build's write, once, with the streams and the model named (dbt
-    shows it as the model's error); any other error as it came."""
+    shows it as the model's error); a value of a widened column that an older target could
+    not take, as the sentence that says so; any other error as it came."""
     message = str(exc)
+    if build.unwidened and CAST_OVERFLOW in message:
+        blocked = list(build.unwidened)
+        return StreamError(cannot_follow(model_name(commit.consumer), build.target, blocked))
     start = message.find("[DELTA_")
     if start < 0:
         return exc

@@ -28,8 +28,13 @@ APPLY_CHANGES_NEEDS = ("metadata_action", "metadata_isupdate")
 HISTORY_NEEDS = ("metadata_action", "metadata_commit_version", "metadata_commit_timestamp")
 # A stream target takes a small MERGE on every build, so it is created with deletion vectors:
 # Delta then marks changed rows instead of copying every untouched row of the files they sit
-# in. The model's own tblproperties win, e.g. {'delta.enableDeletionVectors': 'false'}.
-DEFAULT_TARGET_PROPERTIES = {"delta.enableDeletionVectors": "true"}
+# in; and with type widening, so that a column its source widens is widened in it too
+# (streams/delta/type_widening.py). The model's own tblproperties win, e.g.
+# {'delta.enableDeletionVectors': 'false'}.
+DEFAULT_TARGET_PROPERTIES = {
+    "delta.enableDeletionVectors": "true",
+    "delta.enableTypeWidening": "true",
+}
 # A view stream's build may rebuild its target when that is cheaper (views/cost.py): 'auto'
 # does, 'strict' fails instead. Views whose tables hold less than rebuild_min_bytes always
 # build incrementally: either path is quick there.

@@ -156,7 +156,7 @@ def initial_rows_sql(snapshot: Snapshot) -> str:
         "'INSERT'",
         "false",
         row_id,
-        str(snapshot.version),
+        f"cast({snapshot.version} as bigint)",  # the type of a change feed's _commit_version
         f"timestamp{string_literal(snapshot.timestamp)}",
     )
     return f"select {output} from {snapshot.rows}"

@@ -27,7 +27,8 @@
     {%- set tmp_relation = make_temp_relation(this) -%}
     {%- set changes_sql = spark_streams__broadcast_hinted(sql) if plan.broadcast_changes else sql -%}
     {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, changes_sql) }}{% endcall %}
-    {%- set output_columns = adapter.get_columns_in_relation(tmp_relation) | map(attribute='name') | list -%}
+    {%- set change_columns = adapter.get_columns_in_relation(tmp_relation) -%}
+    {%- set output_columns = change_columns | map(attribute='name') | list -%}
   {%- else -%}
     {%- set output_columns = get_columns_in_query(sql) -%}
   {%- endif -%}
@@ -45,7 +46,14 @@
     {#- No source committed since the streams' offsets: nothing to consume, nothing to write. -#}
     {%- set build_sql = none -%}
   {%- else -%}
-    {%- set columns = spark_streams__stream_schema_changes(tmp_relation, existing, columns, consumer.on_schema_change) -%}
+    {#- A column its source widened is widened in the target first; any other change of a
+        column's type stops the build here (streams/delta/type_widening.py). -#}
+    {%- set target_columns = adapter.get_columns_in_relation(existing) -%}
+    {%- do adapter.stream_widen_target(
+        node_id=model.unique_id, model_name=model.name, target=existing,
+        change_columns=change_columns, target_columns=target_columns, columns=columns,
+        on_schema_change=consumer.on_schema_change) -%}
+    {%- set columns = spark_streams__stream_schema_changes(tmp_relation, existing, columns, consumer.on_schema_change, target_columns) -%}
     {#- One macro per strategy, found by name as dbt finds get_incremental_<strategy>_sql;
         a mirror of sources that only gained rows is written by append (streams/delta/appends.py). -#}
     {%- set write_sql = adapter.stream_strategy_macro(context=context, strategy=plan.write_strategy) -%}
@@ -78,9 +86,10 @@
 {#-
   on_schema_change for the columns the target keeps: returns the columns to write. The
   comparison runs against a view of exactly those columns, so stream metadata dropped by
-  apply_changes never counts as a new column.
+  apply_changes never counts as a new column. `target_columns`: the target's, as described
+  before the build widened any (their names are what this reads of them).
 -#}
-{% macro spark_streams__stream_schema_changes(tmp_relation, existing, columns, on_schema_change) %}
+{% macro spark_streams__stream_schema_changes(tmp_relation, existing, columns, on_schema_change, target_columns) %}
   {%- if on_schema_change != 'ignore' -%}
     {%- set kept_relation = make_temp_relation(this, '__dbt_kept') -%}
     {% call statement('stream_kept_columns') %}
@@ -92,6 +101,6 @@
       {{ return(adapter.get_columns_in_relation(existing) | map(attribute='name') | select('in', columns) | list) }}
     {%- endif -%}
   {%- endif -%}
-  {%- set target_columns = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
-  {{ return(columns | select('in', target_columns) | list) }}
+  {%- set target_names = target_columns | map(attribute='name') | list -%}
+  {{ return(columns | select('in', target_names) | list) }}
 {% endmacro %}
