@@ -1,6 +1,23 @@
-"""The measure plugin's figures per test, summed per module into a Markdown table."""
+"""The measure plugin's figures per test, summed per module into a Markdown table, each module
+with what it proves: the first sentence of its docstring."""
 
+import ast
+import re
 from collections.abc import Mapping
+from pathlib import Path
+
+FIRST_SENTENCE = re.compile(r"^(.*?[.])(?:\s|$)", re.DOTALL)
+
+
+def proves(module: str, root: Path = Path()) -> str:
+    """The first sentence of a test module's docstring, on one line ('' without one)."""
+    try:
+        docstring = ast.get_docstring(ast.parse((root / module).read_text())) or ""
+    except (OSError, SyntaxError):
+        return ""
+    found = FIRST_SENTENCE.match(docstring.strip())
+    sentence = found[1] if found else docstring
+    return " ".join(sentence.split()).rstrip(".") + "."
 
 
 def module_rows(tests: Mapping[str, Mapping[str, float]]) -> list[dict[str, float | str]]:
@@ -17,12 +34,13 @@ def module_rows(tests: Mapping[str, Mapping[str, float]]) -> list[dict[str, floa
     return sorted(rows, key=lambda row: -float(row.get("wall", 0)))
 
 
-def render(rows: list[dict[str, float | str]]) -> str:
+def render(rows: list[dict[str, float | str]], root: Path = Path()) -> str:
     """The table, with a total row."""
     columns = ("tests", "wall", "cpu", "statements", "dbt")
     lines = [
-        "| module | tests | seconds | CPU-seconds | Spark statements | dbt invocations |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| module | what it proves | tests | seconds | CPU-seconds | Spark statements | dbt "
+        "invocations |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     totals = dict.fromkeys(columns, 0.0)
     for row in rows:
@@ -31,8 +49,9 @@ def render(rows: list[dict[str, float | str]]) -> str:
             value = float(row.get(column, 0))
             totals[column] += value
             cells.append(f"{value:,.0f}")
-        lines.append(f"| `{row['module']}` | " + " | ".join(cells) + " |")
-    lines.append("| all | " + " | ".join(f"{totals[c]:,.0f}" for c in columns) + " |")
+        name = str(row["module"])
+        lines.append(f"| `{name}` | {proves(name, root)} | " + " | ".join(cells) + " |")
+    lines.append("| all | | " + " | ".join(f"{totals[c]:,.0f}" for c in columns) + " |")
     return "\n".join(lines) + "\n"
 
 
