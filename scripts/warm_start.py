@@ -61,11 +61,8 @@ def ready(creds: SparkStreamsCredentials) -> bool:
 
 
 def wait_for_training(slot: cds.Archive) -> str:
-    """Wait while a trainer holds the archive's lock; what became of it."""
-    deadline = time.monotonic() + TRAINING_TIMEOUT_S
-    time.sleep(1)  # the trainer takes its lock as it starts
-    while cds.training(slot) and time.monotonic() < deadline:
-        time.sleep(2)
+    """Wait for the trainer the start began; what became of its archive."""
+    cds.wait_for_trainers(TRAINING_TIMEOUT_S)
     if slot.path.is_file():
         return f"archive {slot.path} stored"
     return f"no archive stored (its trainer's log: {slot.log})"

@@ -261,6 +261,14 @@ def train_in_background(
     return True
 
 
+def wait_for_trainers(timeout: float = TRAIN_TIMEOUT_S) -> None:
+    """Wait for the trainers this process started (a tool that pays a machine's first start
+    up front, scripts/warm_start.py, waits; dbt never does)."""
+    for process in _trainers:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout)
+
+
 def forget(archive: Archive, reason: str, retry_after: float = RETRY_AFTER_FAILURE_S) -> None:
     """Drop an archive (a start failed with it, or its training did), and train none for this
     key for `retry_after` seconds (a day by default)."""
