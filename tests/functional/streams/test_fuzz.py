@@ -223,6 +223,10 @@ APPENDS_THEN_DELETES_THEN_MIXED = [
 ]  # fmt: skip
 
 
+# A table's row in read_all without a log's columns.
+NO_LOG = "null as metadata_action, null as metadata_isupdate, null as batch"
+
+
 def keyed_diff(old: dict[int, Row], new: dict[int, Row]) -> Counter:
     """(action, isupdate, k, a, b) of the minimal change from old to new, by key."""
     diff: Counter = Counter()
@@ -277,65 +281,74 @@ class Fuzz:
         results = run_dbt(args + full, expect_pass=not failing)
         status = {result.node.name: str(result.status) for result in results.results}
         assert status == {m: "error" if m in failing else "success" for m in MODELS}, status
-        source = self.rows(f"select k, a, b from {self.names['src']}")
-        assert {k: (a, b) for k, a, b in source} == self.model.keyed
+        tables = self.read_all()
+        source = tables["src"]
+        assert {k: (a, b) for k, a, b, *_ in source} == self.model.keyed
         for model in MODELS:
             if model not in failing:
-                self.check(model, source, full_refresh)
+                self.check(model, tables, full_refresh)
                 self.consumed[model] = self.snapshot(model)
-            else:
-                assert self.batch not in self.batches(model)
+            elif model != "mirror":
+                assert self.batch not in {row[5] for row in tables[model]}
+
+    def read_all(self) -> dict[str, list[tuple]]:
+        """The source and every target, in one statement (one Spark job), each row as
+        (k, a, b, action, isupdate, batch) with NULL where a table has no such column."""
+        schema = self.project.test_schema
+        parts = {
+            "src": f"select k, a, b, {NO_LOG} from {self.names['src']}",
+            "mirror": f"select k, a, b, {NO_LOG} from {schema}.mirror",
+            "keyed_log": "select k, a, b, metadata_action, metadata_isupdate, batch "
+            f"from {schema}.keyed_log",
+            "bag_log": "select null as k, a, b, metadata_action, metadata_isupdate, batch "
+            f"from {schema}.bag_log",
+        }
+        union = " union all ".join(
+            f"select '{name}' as _t, * from ({sql})" for name, sql in parts.items()
+        )
+        tables: dict[str, list[tuple]] = {name: [] for name in parts}
+        for row in self.rows(union):
+            tables[row[0]].append(row[1:])
+        return tables
 
     def snapshot(self, model: str) -> object:
         return Counter(self.model.bag) if model == "bag_log" else dict(self.model.keyed)
 
-    def batches(self, model: str) -> set[int]:
+    def check(self, model: str, tables: dict[str, list[tuple]], full_refresh: bool) -> None:
+        """The model's rows against the Python model (`tables`: read_all's)."""
         if model == "mirror":
-            return set()
-        return {row[0] for row in self.rows(f"select distinct batch from {self.table(model)}")}
-
-    def table(self, model: str) -> str:
-        return f"{self.project.test_schema}.{model}"
-
-    def check(self, model: str, source: list[tuple], full_refresh: bool) -> None:
-        """The model's rows against the Python model; `source` is the keyed table's rows."""
-        if model == "mirror":
-            mirror = self.rows(f"select k, a, b from {self.table(model)}")
-            assert sorted(mirror, key=str) == sorted(source, key=str)
+            mirror = [row[:3] for row in tables["mirror"]]
+            assert sorted(mirror, key=str) == sorted([r[:3] for r in tables["src"]], key=str)
             return
-        columns = "metadata_action, metadata_isupdate, " + (
-            "k, a, b" if model == "keyed_log" else "a, b"
-        )
-        batch = Counter(
-            self.rows(f"select {columns} from {self.table(model)} where batch = {self.batch}")
-        )
+        log = tables[model]
+        if model == "keyed_log":
+            batch = Counter((r[3], r[4], r[0], r[1], r[2]) for r in log if r[5] == self.batch)
+        else:
+            batch = Counter((r[3], r[4], r[1], r[2]) for r in log if r[5] == self.batch)
         empty: object = Counter() if model == "bag_log" else {}
         previous = empty if full_refresh else self.consumed[model]
         if model == "keyed_log":
             assert batch == keyed_diff(previous, self.model.keyed)  # type: ignore[arg-type]
-            assert self.replay_keyed() == self.model.keyed
+            assert self.replay_keyed(log) == self.model.keyed
         else:
             assert batch == bag_diff(previous, self.model.bag)  # type: ignore[arg-type]
-            assert self.replay_bag() == self.model.bag
+            assert self.replay_bag(log) == self.model.bag
 
-    def replay_keyed(self) -> dict[int, Row]:
+    @staticmethod
+    def replay_keyed(log: list[tuple]) -> dict[int, Row]:
         state: dict[int, Row] = {}
-        log = self.rows(
-            f"select batch, metadata_action, k, a, b from {self.table('keyed_log')} "
-            "order by batch, metadata_action"  # DELETE before INSERT within a batch
-        )
-        for _, action, k, a, b in log:
+        # by batch, DELETE before INSERT within a batch
+        for k, a, b, action, _, _ in sorted(log, key=lambda row: (row[5], row[3])):
             if action == "DELETE":
                 del state[k]
             else:
                 state[k] = (a, b)
         return state
 
-    def replay_bag(self) -> Counter:
+    @staticmethod
+    def replay_bag(log: list[tuple]) -> Counter:
         state: Counter = Counter()
-        for action, a, b in self.rows(
-            f"select metadata_action, a, b from {self.table('bag_log')}"
-        ):
+        for _, a, b, action, _, _ in log:
             state[(a, b)] += 1 if action == "INSERT" else -1
         return +state
 

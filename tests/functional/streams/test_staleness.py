@@ -64,13 +64,14 @@ def offsets(project) -> dict[str, int]:
 
 
 def create_source(project, case: str, how: str = "create table") -> None:
+    """The source with its two rows, in one commit."""
     retention = RETENTION.get(case)
     properties = f" tblproperties (delta.deletedFileRetentionDuration = '{retention}')"
     project.run_sql(
-        f"{how} {project.test_schema}.{case} (id int, v string) using delta"
+        f"{how} {project.test_schema}.{case} using delta"
         + (properties if retention else "")
+        + " as select * from values (1, 'a'), (2, 'b') as rows(id, v)"
     )
-    project.run_sql(f"insert into {project.test_schema}.{case} values (1, 'a'), (2, 'b')")
 
 
 def vacuum_everything(project, table: str) -> None:
@@ -149,11 +150,12 @@ class TestStaleness(DeltaProject):
             assert "dropped and recreated or replaced" in messages[f"{case}_mirror"]
         assert "Stream soon_mirror__soon goes stale at" in log
 
+        now = offsets(project)
         for case in ("short", "feed", "recreated", "replaced"):
             assert rows(project, f"{case}_mirror") == [(1, "a"), (2, "b")]
-            assert offsets(project)[f"{case}_mirror__{case}"] == built[f"{case}_mirror__{case}"]
+            assert now[f"{case}_mirror__{case}"] == built[f"{case}_mirror__{case}"]
         assert rows(project, "renamed_mirror") == [(1, "changed"), (2, "b")]
-        assert offsets(project)["renamed_mirror__renamed"] > built["renamed_mirror__renamed"]
+        assert now["renamed_mirror__renamed"] > built["renamed_mirror__renamed"]
 
         capsys.readouterr()
         run_dbt(["run-operation", "show_streams", "--args", "{format: json}"])
