@@ -21,6 +21,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,6 +31,13 @@ POM = REPO / "scripts" / "s3proxy.pom.xml"
 MAIN = "org.gaul.s3proxy.Main"
 STATE = "object-store.json"
 STARTUP_SECONDS = 120
+LOGBACK = """<configuration>
+  <appender name="out" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{20} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="WARN"><appender-ref ref="out"/></root>
+</configuration>
+"""
 # The JIT's quick tier and the serial collector, as every JVM of the tests runs.
 JAVA = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"]
 
@@ -66,18 +75,21 @@ def start(home: Path, bucket: str = "lake", port: int | None = None) -> dict:
         "jclouds.provider": "filesystem-nio2",
         "jclouds.filesystem.basedir": str(home / "blobs"),
     }
+    # Its jars carry no logging configuration, and logback's default logs every request at DEBUG.
+    (home / "logback.xml").write_text(LOGBACK)
     conf = home / "s3proxy.conf"
     conf.touch(mode=0o600)
     conf.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
     with (home / "s3proxy.log").open("w") as log:
         process = subprocess.Popen(
-            [*JAVA, "-cp", f"{JARS}/*", MAIN, "--properties", str(conf)],
+            [*JAVA, f"-Dlogback.configurationFile={home / 'logback.xml'}", "-cp", f"{JARS}/*",
+             MAIN, "--properties", str(conf)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     state = {"pid": process.pid, "port": port, "bucket": bucket, **keys}
     (home / STATE).write_text(json.dumps(state))
     (home / STATE).chmod(0o600)
-    _wait_for_port(home, port)
+    _wait_for_port(home, process, port)
     return {**state, "endpoint": f"http://127.0.0.1:{port}"}
 
 
@@ -92,15 +104,19 @@ def stop(home: Path) -> None:
     state_file.unlink()
 
 
-def _wait_for_port(home: Path, port: int) -> None:
+def _wait_for_port(home: Path, process: subprocess.Popen, port: int) -> None:
+    """Until S3Proxy answers an HTTP request (any status: an unsigned one is refused)."""
     deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.5)
     log = (home / "s3proxy.log").read_text()[-4000:]
-    raise RuntimeError(f"S3Proxy is not listening on port {port}:\n{log}")
+    raise RuntimeError(f"S3Proxy is not answering on port {port}:\n{log}")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,13 @@ from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.dataclass_schema import StrEnum
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.spark_streams.redaction import MASK, jdbc_login, masked, secrets_in
+from dbt.adapters.spark_streams.redaction import (
+    MASK,
+    is_secret_conf,
+    jdbc_login,
+    masked,
+    secrets_in,
+)
 
 # delta-spark 4.4.1 is the pinned Python package, but Maven Central only carries the Scala
 # artifact for Spark 4.2 at 4.4.0 (the Python package is a thin wrapper, the JVM side is what
@@ -141,6 +147,7 @@ class SparkStreamsCredentials(SparkCredentials):
             self.metastore_password,
             *secrets_in(str(self.host)),
             *secrets_in(self.metastore_url),
+            *(str(v) for k, v in self.server_side_parameters.items() if is_secret_conf(k)),
         ]
         return [secret for secret in found if secret]
 

@@ -26,6 +26,18 @@ USER_INFO = re.compile(r"(?P<head>//[^/@:;?&\s'\"]+:)(?P<value>[^/@\s'\"]+)(?P<t
 USER_KEYS = ("user", "username")
 PASSWORD_KEYS = ("password", "passwd", "pwd")
 SHORTEST_SECRET = 4  # a shorter "secret" would mask unrelated text
+# Spark confs whose value is a secret: the metastore's password, S3A's secret key and session
+# token (also per bucket: fs.s3a.bucket.<name>.secret.key), the ABFS and GCS account keys.
+SECRET_CONF = re.compile(
+    r"(?:javax\.jdo\.option\.ConnectionPassword"
+    r"|fs\.s3a\.(?:bucket\.[^.]+\.)?(?:secret\.key|session\.token)"
+    r"|fs\.azure\.account\.key\.|fs\.gs\.auth\.service\.account\.private\.key)"
+)
+
+
+def is_secret_conf(key: str) -> bool:
+    """Whether a Spark conf's value is a secret (never on a command line, never printed)."""
+    return bool(SECRET_CONF.search(key))
 
 
 def masked(value: str | None) -> str | None:

@@ -31,6 +31,8 @@ from dbt.adapters.spark_streams.session.embedded_confs import (
 )
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
 from dbt.adapters.spark_streams.session.secret_confs import secrets_off_the_command_line
+from dbt.adapters.spark_streams.session.stores.object_store import require_endpoint
+from dbt.adapters.spark_streams.session.stores.probe import probe_stores
 
 logger = AdapterLogger("SparkStreams")
 
@@ -150,6 +152,7 @@ def _stopped(session: SparkSession) -> bool:
 def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
     _require_java()
     _require_metastore(creds)
+    require_endpoint(creds)
     metastore_path(creds).mkdir(parents=True, exist_ok=True)
     aids = fast_start_for(creds)
     with aids.resolving():
@@ -169,6 +172,11 @@ def _start_session(creds: SparkStreamsCredentials, aids: FastStart) -> SparkSess
         aids.started_without_archive()
     session.sparkContext.setLogLevel("ERROR")
     logger.debug(f"Started embedded Spark {session.version} with {aids.describe(confs)}")
+    try:
+        probe_stores(session, creds)
+    except FailedToConnectError:
+        session.stop()  # a later connection starts again, and asks again
+        raise
     _after_start(aids, confs, session)
     return session
 

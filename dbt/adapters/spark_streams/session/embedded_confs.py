@@ -13,10 +13,18 @@ from dbt.adapters.exceptions import FailedToConnectError
 from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import jdbc_login
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
+from dbt.adapters.spark_streams.session.stores.object_store import S3A, packages, s3a_confs
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 DERBY_CLIENT_DRIVER = "org.apache.derby.jdbc.ClientDriver"
+# The JDBC driver class of each network metastore database (Hive's default is embedded Derby's).
+JDBC_DRIVERS = {
+    "jdbc:derby://": DERBY_CLIENT_DRIVER,
+    "jdbc:postgresql:": "org.postgresql.Driver",
+    "jdbc:mysql:": "com.mysql.cj.jdbc.Driver",
+    "jdbc:mariadb:": "org.mariadb.jdbc.Driver",
+}
 # The module the CDS archive's trainer runs as (session/cds_trainer.py).
 CDS_TRAINER = "dbt.adapters.spark_streams.session.cds_trainer"
 
@@ -42,6 +50,14 @@ def warehouse_path(creds: SparkStreamsCredentials) -> Path:
     return _resolve(creds.warehouse_dir, "spark-warehouse")
 
 
+def warehouse_location(creds: SparkStreamsCredentials) -> str:
+    """The warehouse as Spark is given it: an object store's URL as written (`s3a://...`),
+    a local folder resolved against the project."""
+    if (creds.warehouse_dir or "").startswith(S3A):
+        return str(creds.warehouse_dir).rstrip("/")
+    return str(warehouse_path(creds))
+
+
 def metastore_path(creds: SparkStreamsCredentials) -> Path:
     """Where the Derby metastore lives: `metastore_dir`, default `<project>/metastore`."""
     return _resolve(creds.metastore_dir, "metastore")
@@ -55,7 +71,7 @@ def jvm_log_path(creds: SparkStreamsCredentials) -> Path:
 def fast_start_for(creds: SparkStreamsCredentials) -> FastStart:
     """The JVM start aids (jar cache, CDS archive) of a start with this profile."""
     return FastStart(
-        delta_package=creds.delta_package,
+        delta_package=packages(creds, spark_home()),
         jars_given=bool(creds.jars_dir),
         server_side_parameters=creds.server_side_parameters,
         spark_home=spark_home(),
@@ -98,7 +114,7 @@ def session_confs(creds: SparkStreamsCredentials, aids: FastStart | None = None)
         "spark.sql.extensions": DELTA_EXTENSION,
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         "spark.sql.catalogImplementation": "hive",
-        "spark.sql.warehouse.dir": str(warehouse_path(creds)),
+        "spark.sql.warehouse.dir": warehouse_location(creds),
         # A table created without USING (a hook's CREATE TABLE ... AS, a seed or snapshot
         # without file_format) is a Delta table, which streams, MERGE and UPDATE need.
         "spark.sql.sources.default": "delta",
@@ -118,6 +134,7 @@ def session_confs(creds: SparkStreamsCredentials, aids: FastStart | None = None)
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         **jar_confs(creds, aids),
+        **s3a_confs(creds),
     }
     return {**confs, **creds.server_side_parameters}
 
@@ -154,8 +171,13 @@ def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str
         confs["spark.hadoop.javax.jdo.option.ConnectionUserName"] = user
     if password:
         confs["spark.hadoop.javax.jdo.option.ConnectionPassword"] = password
-    if creds.metastore_url.startswith("jdbc:derby://"):
-        confs["spark.hadoop.javax.jdo.option.ConnectionDriverName"] = DERBY_CLIENT_DRIVER
+    driver = next((d for p, d in JDBC_DRIVERS.items() if creds.metastore_url.startswith(p)), None)
+    if driver:
+        confs["spark.hadoop.javax.jdo.option.ConnectionDriverName"] = driver
+    if not creds.metastore_url.startswith("jdbc:derby:"):
+        # The metastore's tables are created at the first start (stores/metastore_schema.py),
+        # and Hive records its version in them then.
+        confs["spark.hadoop.hive.metastore.schema.verification"] = "false"
     if creds.metastore_driver_jar:
         # The metastore loads its JDBC driver from the JVM's own class path, not from jars
         # added later (spark.jars, spark.jars.packages).

@@ -1,8 +1,9 @@
-"""The embedded JVM's secret confs (the metastore's password) travel in a properties file only
-its owner can read, not as arguments: PySpark starts spark-submit with every conf of the
-builder as `--conf key=value` on its command line, which any user of the machine sees in a
-process listing. The file lives in a private temporary folder for the start only; Spark reads
-it with `--properties-file` and redacts the key wherever it prints its confs.
+"""The embedded JVM's secret confs (the metastore's password, an object store's secret key)
+travel in a properties file only its owner can read, not as arguments: PySpark starts
+spark-submit with every conf of the builder as `--conf key=value` on its command line, which
+any user of the machine sees in a process listing. The file lives in a private temporary
+folder for the start only; Spark reads it with `--properties-file` and redacts the keys
+wherever it prints its confs.
 """
 
 import os
@@ -12,14 +13,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-SECRET_CONFS = frozenset({"spark.hadoop.javax.jdo.option.ConnectionPassword"})
+from dbt.adapters.spark_streams.redaction import is_secret_conf
+
 SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 
 
 def split_secrets(confs: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """(the confs safe on a command line, the secret ones)."""
-    public = {key: value for key, value in confs.items() if key not in SECRET_CONFS}
-    secret = {key: value for key, value in confs.items() if key in SECRET_CONFS}
+    public = {key: value for key, value in confs.items() if not is_secret_conf(key)}
+    secret = {key: value for key, value in confs.items() if is_secret_conf(key)}
     return public, secret
 
 
