@@ -69,9 +69,10 @@ def as_server_user(command: list[str]) -> list[str]:
     return command
 
 
-def start(home: Path, port: int | None = None) -> dict:
-    """Initialise (first time) and start the server in <home>/pgdata; the profile's keys go to
-    <home>/postgres.json (readable by its owner only) and are returned."""
+def start(home: Path, port: int | None = None, databases: tuple[str, ...] = ()) -> dict:
+    """Initialise (first time) and start the server in <home>/pgdata, with a `metastore`
+    database and, the first time, the `databases` named (one metastore each, owned by the same
+    role); the profile's keys go to <home>/postgres.json (its owner's only) and are returned."""
     bin_dir, jar = binaries(), driver_jar()
     home.mkdir(parents=True, exist_ok=True)
     data, sockets = home / "pgdata", home / "sockets"
@@ -106,11 +107,12 @@ def start(home: Path, port: int | None = None) -> dict:
             check=True,
             capture_output=True,
         )
-        subprocess.run(
-            [*psql, "-c", f"create database {DATABASE} owner {ROLE}"],
-            check=True,
-            capture_output=True,
-        )
+        for database in (DATABASE, *databases):
+            subprocess.run(
+                [*psql, "-c", f"create database {database} owner {ROLE}"],
+                check=True,
+                capture_output=True,
+            )
     state = {
         "port": port,
         "password": password,

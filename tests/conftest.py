@@ -1,6 +1,7 @@
 """Shared fixtures: one embedded Spark session per test process, in a throwaway catalog."""
 
 import getpass
+import json
 import os
 from pathlib import Path
 
@@ -101,7 +102,34 @@ def session_target(spark_home: Path) -> dict:
     jars_dir = os.environ.get("SPARK_STREAMS_JARS_DIR")
     if jars_dir:
         target["jars_dir"] = jars_dir
-    return target
+    stores = os.environ.get(STORES_ENV)
+    return {**target, **store_settings(Path(stores), spark_home)} if stores else target
+
+
+# Set by scripts/with_stores.py (`make test-store`): the folder whose object-store.json and
+# postgres.json say where the object store and the PostgreSQL server run.
+STORES_ENV = "SPARK_STREAMS_STORES"
+
+
+def store_settings(stores: Path, spark_home: Path) -> dict:
+    """The profile keys that put a test process's tables on the object store (a folder of the
+    bucket per process) and its catalog in PostgreSQL (a database per test worker)."""
+    s3 = json.loads((stores / "s3" / "object-store.json").read_text())
+    postgres = json.loads((stores / "postgres" / "postgres.json").read_text())
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "master")
+    return {
+        "warehouse_dir": f"s3a://{s3['bucket']}/{spark_home.name}-{worker}/warehouse",
+        "metastore_url": postgres["url"].rsplit("/", 1)[0] + f"/metastore_{worker}",
+        "metastore_user": postgres["user"],
+        "metastore_password": postgres["password"],
+        "metastore_driver_jar": postgres["driver_jar"],
+        "server_side_parameters": {
+            **INTERPRETED,
+            "spark.hadoop.fs.s3a.endpoint": f"http://127.0.0.1:{s3['port']}",
+            "spark.hadoop.fs.s3a.access.key": s3["access_key"],
+            "spark.hadoop.fs.s3a.secret.key": s3["secret_key"],
+        },
+    }
 
 
 @pytest.fixture(scope="class")

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
@@ -21,6 +21,7 @@ from dbt_common.invocation import get_invocation_id
 from dbt.adapters.spark_streams.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
 from dbt.adapters.spark_streams.session.statement_confs import session_confs
+from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.build import (
     BuildEnv,
     BuildPlan,
@@ -165,6 +166,8 @@ class StreamMethods(metaclass=AdapterMeta):
                 project_consumers=frozenset(options.get("stream_consumers") or ()),
                 pins=node.pins,
             )
+            if consuming:
+                node.lease = lease.take(build.target, model_name)
             node.build = begin(self.run_rows, build)
         build = node.build
         place = (str(source.schema), str(source.identifier))
@@ -349,7 +352,11 @@ class StreamMethods(metaclass=AdapterMeta):
         env = BuildEnv(
             self.run_rows, self._registry(), self._write_source, at_step, self._run_with_confs()
         )
-        outcome = finish(env, node_id, build, statement, write_confs(file_rows))
+        try:
+            outcome = finish(env, node_id, build, statement, write_confs(file_rows))
+        finally:
+            held, node.lease = node.lease, None
+            lease.give_back(cast(lease.Lease | None, held))
         return StreamBuildResponse.of(outcome)
 
     def _run_with_confs(self) -> RunWithConfs:

@@ -5,13 +5,14 @@ end-of-invocation write."""
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
+from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.config import (
     ConsumerConfig,
     check_contract_columns,
@@ -103,6 +104,8 @@ class StreamOperations(metaclass=AdapterMeta):
         try:
             self.flush_stream_registry()
         finally:
+            for held in self._nodes.take_leases():
+                lease.give_back(cast(lease.Lease, held))
             self._nodes.clear()
             forget_lost_servers()
             super().cleanup_connections()  # type: ignore[misc]

@@ -144,6 +144,12 @@ def start_embedded_session(creds: SparkStreamsCredentials) -> SparkSession:
         return _STARTED
 
 
+def running_session() -> SparkSession | None:
+    """The process's embedded session when one runs, else None (none started, or Connect)."""
+    session = _STARTED
+    return None if session is None or _stopped(session) else session
+
+
 def _stopped(session: SparkSession) -> bool:
     """A session whose SparkContext was stopped (its Java context is gone)."""
     return session.sparkContext._jsc is None

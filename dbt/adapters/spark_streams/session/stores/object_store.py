@@ -7,11 +7,9 @@ Spark (`spark.hadoop.fs.s3a.endpoint`, `...access.key`, `...secret.key`). The ad
 
 - adds `hadoop-aws` of the Hadoop inside PySpark (and, through its POM, the AWS SDK bundle it
   was built with) to the jars the start resolves, cached once per machine like Delta's;
-- makes Delta's commit exclusive across processes. Delta's S3 log store writes commit N with
-  `create(N.json, overwrite=false)` and serialises writers only inside one JVM; with S3A's
-  create performance on, that create is a conditional PUT (`If-None-Match: *`), so of two dbt
-  processes committing version N at once the store accepts one and refuses the other (412,
-  RemoteFileChangedException), which the adapter reports as a stream consumed elsewhere;
+- keeps S3A's conditional create on: a build takes its consumer's lease with a PUT that
+  carries `If-None-Match: *` (lease.py), which is what makes one build of a consumer at a time
+  true across processes (Delta's S3 log store alone serialises writers only inside one JVM);
 - checks, once the JVM runs, that the store answers, takes the keys and has the bucket, each
   within the profile's connect_timeout x (connect_retries + 1), and says which is wrong.
 """
@@ -29,10 +27,9 @@ S3A = "s3a://"
 S3A_CONF = "spark.hadoop.fs.s3a."
 ENDPOINT = S3A_CONF + "endpoint"
 HADOOP_CLIENT_JAR = re.compile(r"^hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
-# The S3A settings the commit relies on; a profile that sets them otherwise is refused.
+# The S3A settings the consumer leases rely on; a profile that sets them otherwise is refused.
 COMMIT_CONFS = {
-    # create(path, overwrite=false) as a PUT with If-None-Match: * (and no HEAD before it).
-    S3A_CONF + "create.performance": "true",
+    # PUTs with If-None-Match / If-Match (S3A's default, which a profile could turn off).
     S3A_CONF + "create.conditional.enabled": "true",
 }
 DEFAULT_CONFS = {
@@ -44,7 +41,8 @@ DEFAULT_CONFS = {
 def uses_s3a(creds: SparkStreamsCredentials) -> bool:
     """Whether the profile keeps tables on S3A: its warehouse there, or S3A settings given."""
     return (creds.warehouse_dir or "").startswith(S3A) or any(
-        key.startswith(S3A_CONF) for key in creds.server_side_parameters
+        key.startswith(S3A_CONF) and str(value).strip()
+        for key, value in creds.server_side_parameters.items()
     )
 
 
@@ -75,9 +73,9 @@ def s3a_confs(creds: SparkStreamsCredentials) -> dict[str, str]:
         given = str(creds.server_side_parameters.get(key, value)).strip().lower()
         if given != value:
             raise FailedToConnectError(
-                f"server_side_parameters sets {key} to {given!r}: Delta's commits on S3 are "
-                f"exclusive across processes only with {value!r} (a conditional PUT of each "
-                "commit); remove the setting."
+                f"server_side_parameters sets {key} to {given!r}: one build of a stream "
+                f"consumer at a time across processes needs {value!r} (a conditional PUT of "
+                "the consumer's lease); remove the setting."
             )
     return {**DEFAULT_CONFS, **COMMIT_CONFS}
 

@@ -22,6 +22,7 @@ from dbt.adapters.spark_streams.session.stores.object_store import ENDPOINT, S3A
 
 NETWORK_DATABASES = ("jdbc:postgresql:", "jdbc:mysql:", "jdbc:mariadb:")
 DRIVER_CONF = "spark.hadoop.javax.jdo.option.ConnectionDriverName"
+HADOOP_CONF = "spark.hadoop."
 
 # What a refusal of the object store or of the metastore's database means, by the Java
 # exception's class (S3A's translation of the HTTP status) or SQL state.
@@ -117,8 +118,18 @@ def _store_name(what: str, creds: SparkStreamsCredentials) -> str:
 def _warehouse_answers(session: SparkSession, creds: SparkStreamsCredentials) -> None:
     warehouse, jvm = str(creds.warehouse_dir), cast(Any, session._jvm)
     path = jvm.org.apache.hadoop.fs.Path(warehouse)
+    # A file system of its own, from the profile's settings (the session's cached one may have
+    # been made before them, by a caller probing other settings)
+    conf = jvm.org.apache.hadoop.conf.Configuration(session._jsc.hadoopConfiguration())
+    for key, value in creds.server_side_parameters.items():
+        if key.startswith(HADOOP_CONF):
+            conf.set(key.removeprefix(HADOOP_CONF), str(value))
     try:
-        path.getFileSystem(session._jsc.hadoopConfiguration()).exists(path)
+        filesystem = jvm.org.apache.hadoop.fs.FileSystem.newInstance(path.toUri(), conf)
+        try:
+            filesystem.exists(path)
+        finally:
+            filesystem.close()
     except Py4JJavaError as exc:
         kind, why = _java_error(exc)
         refusal = STORE_REFUSALS.get(kind, "failed ({why})")

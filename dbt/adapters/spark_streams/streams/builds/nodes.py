@@ -28,6 +28,7 @@ class NodeState:
     build: StreamBuild | None = None  # made by its first stream() call, ended by its commit
     consumer: ConsumerConfig | None = None  # a stream_incremental model's config, parsed once
     declared_streams: list[str] = field(default_factory=list)  # names its stream() calls give
+    lease: object | None = None  # the consumer's lease on an object store, held while it builds
     _now: datetime | None = None
 
     @property
@@ -50,6 +51,15 @@ class NodeStates:
         """The node's state, made on first use."""
         with self._lock:
             return self._states.setdefault(key, NodeState())
+
+    def take_leases(self) -> list[object]:
+        """The leases builds still hold (a build that failed before its commit), handed over
+        to be released."""
+        with self._lock:
+            held = [state.lease for state in self._states.values() if state.lease is not None]
+            for state in self._states.values():
+                state.lease = None
+            return held
 
     def clear(self) -> None:
         """Drop every state: the invocation is over."""

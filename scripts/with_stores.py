@@ -1,0 +1,42 @@
+"""Run a command with an object store and a PostgreSQL metastore running beside it: S3Proxy
+(scripts/object_store.py) and PostgreSQL (scripts/postgres_metastore.py) started in <dir>, their
+settings in <dir>/object-store.json and <dir>/postgres.json (named to the command by
+SPARK_STREAMS_STORES=<dir>), both stopped when the command ends.
+
+    python scripts/with_stores.py <dir> -- pytest tests/store
+
+The tests' profile (tests/conftest.py) then keeps every table at s3a:// and every catalog in
+PostgreSQL: one metastore database per test worker (metastore_gw0, ...), as one team's
+processes would each have their own catalog on a shared server.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import object_store
+import postgres_metastore
+
+WORKER_DATABASES = (*(f"metastore_gw{n}" for n in range(4)), "metastore_master")
+
+
+def main() -> int:
+    home = Path(sys.argv[1]).resolve()
+    command = sys.argv[sys.argv.index("--") + 1 :]
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        store = object_store.start(home / "s3")
+        postgres = postgres_metastore.start(home / "postgres", databases=WORKER_DATABASES)
+        print(f"with_stores: S3Proxy on {store['endpoint']}, PostgreSQL on {postgres['port']}")
+        env = {**os.environ, "SPARK_STREAMS_STORES": str(home)}
+        return subprocess.run(command, env=env, check=False).returncode
+    finally:
+        postgres_metastore.stop(home / "postgres")
+        object_store.stop(home / "s3")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
