@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
+.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration test-store fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +102,22 @@ integration: warm
 	$(BIN)/pytest $(XDIST) --durations=10 tests/integration
 	@$(MAKE) --no-print-directory peer
 	@$(MAKE) --no-print-directory wheel
+
+# Streams with every table on an object store and the catalog in PostgreSQL, both started by
+# scripts/with_stores.py (S3Proxy from Maven Central, PostgreSQL from Debian's packages) and
+# stopped after: tests/store/ (where tables and catalog entries land, the store's conditional
+# PUT, one build of a consumer at a time, refusals, two dbt processes at once) and the
+# functional modules of each stream kind and dbt command (docs/guides/object-storage.md).
+# STORE_ROUNDS=20 runs the two-processes test's rounds twenty times.
+F := tests/functional/streams
+STORE_TESTS ?= tests/store $(F)/test_seed_examples.py $(F)/test_changes.py \
+    $(F)/test_view_streams.py $(F)/test_dbt_edges.py::TestRetryCloneAndRestore \
+    $(F)/test_dbt_edges.py::TestConsumerGone $(F)/test_history.py::TestHistory \
+    $(F)/test_system_time.py::TestSystemTime
+test-store: warm
+	rm -rf build/stores
+	$(BIN)/python scripts/with_stores.py build/stores -- \
+	    $(BIN)/pytest $(XDIST) --durations=10 $(STORE_TESTS)
 
 # The functional and integration tests, measured per module (tests/measure/): seconds,
 # CPU-seconds, Spark statements and dbt invocations, into build/measure/measure.md (the table in

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import object_store
 import postgres_metastore
 
-WORKER_DATABASES = (*(f"metastore_gw{n}" for n in range(4)), "metastore_master")
+# One per test worker, and one for the processes tests/store/test_two_processes.py starts.
+WORKER_DATABASES = (*(f"metastore_gw{n}" for n in range(4)), "metastore_master", "metastore_procs")
 
 
 def main() -> int:

@@ -1,0 +1,77 @@
+"""Two dbt processes on one object store and one PostgreSQL metastore, as a team runs them: the
+crash project's stream models (an apply_changes mirror, an append-only audit, an insert-only
+stream of a file table, a view stream's mirror), every table at s3a://.
+
+Each round, two processes build the same consumers at once: each succeeds or is refused with
+"being consumed by another run", and a plain build afterwards passes the project's invariants
+(the mirror equals its source, each order and each landed event audited exactly once, the
+view's mirror equals the view). Then two processes build different models at once, and both
+succeed. STORE_ROUNDS (default 1) sets the rounds; `make chaos` runs 20.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import STORES_ENV
+from tests.integration.dbt_process import dbt_command, run_dbt_process
+from tests.integration.test_crash_safety import PROJECT, assert_invariants
+
+ROUNDS = int(os.environ.get("STORE_ROUNDS", "1"))
+REFUSED = "being consumed by another run"
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get(STORES_ENV), reason="needs `make test-store` (scripts/with_stores.py)"
+)
+
+
+@pytest.fixture(scope="module")
+def store_env() -> dict[str, str]:
+    stores = Path(os.environ[STORES_ENV])
+    s3 = json.loads((stores / "s3" / "object-store.json").read_text())
+    postgres = json.loads((stores / "postgres" / "postgres.json").read_text())
+    return {
+        "CRASH_WAREHOUSE_DIR": f"s3a://{s3['bucket']}/procs-{time.time_ns()}/warehouse",
+        "CRASH_S3_ENDPOINT": f"http://127.0.0.1:{s3['port']}",
+        "CRASH_S3_ACCESS_KEY": s3["access_key"],
+        "CRASH_S3_SECRET_KEY": s3["secret_key"],
+        "CRASH_METASTORE_URL": postgres["url"].rsplit("/", 1)[0] + "/metastore_procs",
+        "CRASH_METASTORE_USER": postgres["user"],
+        "CRASH_METASTORE_PASSWORD": postgres["password"],
+        "CRASH_METASTORE_DRIVER_JAR": postgres["driver_jar"],
+        "SPARK_STREAMS_CDS": "0",  # a few processes: an archive's training would outlast them
+    }
+
+
+def at_once(*commands: dict) -> list[tuple[int, str]]:
+    processes = [subprocess.Popen(**command) for command in commands]
+    return [(p.wait(timeout=900), p.communicate()[0]) for p in processes]
+
+
+def test_two_processes_on_one_store(tmp_path: Path, store_env: dict[str, str]) -> None:
+    project = tmp_path / "crash_project"
+    shutil.copytree(PROJECT, project)
+    first = run_dbt_process(project, "build", "--vars", "{round: 0}", env=store_env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    refusals = 0
+    for round_ in range(1, ROUNDS + 1):
+        same = at_once(
+            dbt_command(project, "run", "--vars", f"{{round: {round_}}}", name="a", env=store_env),
+            dbt_command(project, "run", name="b", env=store_env),
+        )
+        for returncode, output in same:
+            assert returncode == 0 or REFUSED in output, output
+            refusals += REFUSED in output
+        assert_invariants(run_dbt_process(project, "build", env=store_env))
+    different = at_once(
+        dbt_command(project, "run", "--select", "customers_mirror", name="c", env=store_env),
+        dbt_command(project, "run", "--select", "orders_audit", name="d", env=store_env),
+    )
+    for returncode, output in different:
+        assert returncode == 0, output
+    print(f"{ROUNDS} rounds, {refusals} builds refused as consumed by another run")
