@@ -128,6 +128,7 @@ if __name__ == "__main__":
             "(server_side_parameters):\n"
             f"  spark.hadoop.fs.s3a.endpoint: {store['endpoint']}\n"
             "  spark.hadoop.fs.s3a.path.style.access: 'true'\n"
+            "  spark.hadoop.fs.s3a.change.detection.version.required: 'false'\n"
             f"  spark.hadoop.fs.s3a.access.key: {store['access_key']}\n"
             "  spark.hadoop.fs.s3a.secret.key: \"{{ env_var('S3_SECRET_KEY') }}\"\n"
             f'with: export S3_SECRET_KEY=$(python -c "import json; print(json.load(open('

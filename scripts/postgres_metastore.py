@@ -91,7 +91,7 @@ def start(home: Path, port: int | None = None, databases: tuple[str, ...] = ()) 
                             "--auth-local=trust", "--auth-host=scram-sha-256"]),
             check=True, capture_output=True,
         )  # fmt: skip
-    options = f"-p {port} -k {sockets} -h 127.0.0.1"
+    options = f"-p {port} -k {sockets} -h 127.0.0.1 -c max_connections=200"
     subprocess.run(
         as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(home / "pg.log"),
                         "-o", options, "-w", "start"]),

@@ -40,6 +40,7 @@ def store_env() -> dict[str, str]:
         "CRASH_S3_ENDPOINT": f"http://127.0.0.1:{s3['port']}",
         "CRASH_S3_ACCESS_KEY": s3["access_key"],
         "CRASH_S3_SECRET_KEY": s3["secret_key"],
+        "CRASH_S3_VERSION_REQUIRED": "false",  # as tests/conftest.py says
         "CRASH_METASTORE_URL": postgres["url"].rsplit("/", 1)[0] + "/metastore_procs",
         "CRASH_METASTORE_USER": postgres["user"],
         "CRASH_METASTORE_PASSWORD": postgres["password"],

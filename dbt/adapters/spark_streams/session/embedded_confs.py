@@ -193,6 +193,11 @@ def metastore_confs(creds: SparkStreamsCredentials, metastore: Path) -> dict[str
 
 # How long a metastore call waits for a pooled connection before it fails (milliseconds).
 POOL_WAIT_MS = 30_000
+# Connections per pool (Hive's client opens two pools). Spark calls its Hive client one call at
+# a time, so a few suffice; HikariCP's default of ten made each dbt process hold twenty, and
+# four processes beside two test sessions filled PostgreSQL's default hundred ("remaining
+# connection slots are reserved").
+POOL_SIZE = 3
 
 
 def pool_confs(url: str) -> dict[str, str]:
@@ -210,6 +215,7 @@ def pool_confs(url: str) -> dict[str, str]:
         "spark.hadoop.datanucleus.connectionPoolingType": "HikariCP",
         "spark.hadoop.datanucleus.connectionPool.testSQL": test,
         "spark.hadoop.datanucleus.connectionPool.connectionWaitTimeout": str(POOL_WAIT_MS),
+        "spark.hadoop.datanucleus.connectionPool.maxPoolSize": str(POOL_SIZE),
     }
 
 
