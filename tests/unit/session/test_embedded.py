@@ -15,14 +15,6 @@ from dbt.adapters.spark_streams.session.embedded_confs import (
 )
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(embedded_confs, "project_dir", lambda: tmp_path)
-    # An empty jar cache, whatever this machine's holds (tests/unit/session/jvm/test_jar_cache.py).
-    monkeypatch.setenv("SPARK_STREAMS_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 def credentials(**profile: object) -> SparkStreamsCredentials:
     return SparkStreamsCredentials.from_dict({"schema": "analytics", **profile})
 

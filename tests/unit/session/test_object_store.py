@@ -23,13 +23,6 @@ S3 = {
 }
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(embedded_confs, "project_dir", lambda: tmp_path)
-    monkeypatch.setenv("SPARK_STREAMS_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path
-
-
 def credentials(**profile: object) -> SparkStreamsCredentials:
     return SparkStreamsCredentials.from_dict({"schema": "analytics", **profile})
 

@@ -8,7 +8,6 @@ jar cache and the class-data-sharing archive, session/jvm/) asked through their 
 
 import os
 import shutil
-import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
 from dbt.adapters.spark_streams.session.secret_confs import secrets_off_the_command_line
 from dbt.adapters.spark_streams.session.stores.object_store import require_endpoint
 from dbt.adapters.spark_streams.session.stores.probe import probe_stores
+from dbt.adapters.spark_streams.session.stores.reachable import unanswered
 
 logger = AdapterLogger("SparkStreams")
 
@@ -58,18 +58,13 @@ def _require_metastore(creds: SparkStreamsCredentials) -> None:
     address = metastore_address(creds.metastore_url)
     if address is None:
         return
-    attempts = 1 + max(0, creds.connect_retries)
-    for _ in range(attempts):
-        try:
-            socket.create_connection(address, timeout=creds.connect_timeout).close()
-            return
-        except OSError as exc:
-            why = exc.strerror or type(exc).__name__
+    failed = unanswered(address, creds)
+    if failed is None:
+        return
     host, port = address
-    tries = f"{attempts} attempt{'s' if attempts > 1 else ''} of {creds.connect_timeout} s"
     raise FailedToConnectError(
         f"The metastore at {host}:{port} (metastore_url {masked(creds.metastore_url)}) did not "
-        f"answer: {why}, {tries} (connect_timeout, connect_retries). Check that its server runs "
+        f"answer: {failed} (connect_timeout, connect_retries). Check that its server runs "
         "(for a Derby network server: scripts/metastore-server.sh start <dir>) and that host "
         "and port are right."
     )

@@ -15,13 +15,13 @@ Spark (`spark.hadoop.fs.s3a.endpoint`, `...access.key`, `...secret.key`). The ad
 """
 
 import re
-import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.session.stores.reachable import unanswered
 
 S3A = "s3a://"
 S3A_CONF = "spark.hadoop.fs.s3a."
@@ -96,17 +96,12 @@ def require_endpoint(creds: SparkStreamsCredentials) -> None:
     address = endpoint_address(creds) if uses_s3a(creds) else None
     if address is None:
         return
-    attempts = 1 + max(0, creds.connect_retries)
-    for _ in range(attempts):
-        try:
-            socket.create_connection(address, timeout=creds.connect_timeout).close()
-            return
-        except OSError as exc:
-            why = exc.strerror or type(exc).__name__
+    failed = unanswered(address, creds)
+    if failed is None:
+        return
     host, port = address
-    tries = f"{attempts} attempt{'s' if attempts > 1 else ''} of {creds.connect_timeout} s"
     raise FailedToConnectError(
-        f"The object store at {host}:{port} ({ENDPOINT}) did not answer: {why}, {tries} "
+        f"The object store at {host}:{port} ({ENDPOINT}) did not answer: {failed} "
         "(connect_timeout, connect_retries). Check that the store runs and that the endpoint's "
         "host and port are right."
     )
