@@ -7,6 +7,7 @@ the store or of the metastore's database.
 
 import json
 import os
+import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -16,8 +17,10 @@ from dbt.adapters.exceptions import FailedToConnectError
 from dbt.tests.util import run_dbt
 from py4j.protocol import Py4JJavaError
 
+from dbt.adapters.spark_streams.session.errors import NO_CONNECTIONS_SENTENCE, spark_error_message
 from dbt.adapters.spark_streams.session.stores import lease, probe
 from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
+from scripts import postgres_metastore
 from tests.conftest import STORES_ENV, session_credentials
 from tests.functional.delta import DeltaProject, sources_yml
 
@@ -186,3 +189,38 @@ def test_refusals_are_one_sentence(spark, spark_home):
     wrong_login = replace(creds, metastore_password="not-the-password")
     said = refused(wrong_login)
     assert "refused the login of metastore" in said and "metastore_password" in said
+
+
+def as_superuser(statement: str) -> None:
+    """One statement as PostgreSQL's superuser, over the server's socket."""
+    home = stores() / "postgres"
+    state = json.loads((home / "postgres.json").read_text())
+    psql = [f"{state['bin']}/psql", "-h", str(home / "sockets"), "-p", str(state["port"]),
+            "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", statement]  # fmt: skip
+    subprocess.run(postgres_metastore.as_server_user(psql), check=True, capture_output=True)
+
+
+def test_a_metastore_out_of_connections_is_one_sentence(spark, spark_home):
+    """A role allowed one connection, that one held: the probe and a metastore call both say
+    the database has no connection left and what to do, from PostgreSQL's real refusal."""
+    creds = session_credentials(spark_home)
+    role, password = "one_connection", "one-connection-password"
+    as_superuser(f"drop role if exists {role}")
+    as_superuser(f"create role {role} login password '{password}' connection limit 1")
+    limited = replace(creds, metastore_user=role, metastore_password=password)
+    jvm, url, _, properties = probe._login(spark, limited)
+    held = jvm.java.sql.DriverManager.getConnection(url, properties)
+    try:
+        with pytest.raises(FailedToConnectError) as refused:
+            probe.probe_stores(spark, replace(limited, warehouse_dir=None))
+        said = str(refused.value)
+        assert f"has no connection left for {role}" in said and "max_connections" in said
+        assert password not in said
+        with pytest.raises(Py4JJavaError) as second:  # as Hive's pool meets it mid-run
+            jvm.java.sql.DriverManager.getConnection(url, properties)
+        explained = spark_error_message(second.value)
+        assert explained is not None and explained.startswith(NO_CONNECTIONS_SENTENCE)
+        assert "too many connections for role" in explained
+    finally:
+        held.close()
+        as_superuser(f"drop role if exists {role}")

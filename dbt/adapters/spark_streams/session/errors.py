@@ -56,6 +56,21 @@ DISK_FULL_SENTENCE = (
     "target's history by the next build. Free space there, then run again."
 )
 
+# A metastore's database with no connection left, as PostgreSQL and MySQL word it; Hive names
+# it only in a cause deep in the stack ("Unable to open a test connection ...").
+NO_CONNECTIONS = (
+    "too many clients already",
+    "too many connections for role",
+    "Too many connections",
+)
+NO_CONNECTIONS_SENTENCE = (
+    "The metastore's database has no connection left: other processes hold all its "
+    "connections. Each dbt process holds up to six (two pools of three); raise the server's "
+    "max_connections (or the role's connection limit), or run fewer dbt processes at once. A "
+    "write that failed before its Delta commit moved no offset; one that failed after it is "
+    "found in the target's history by the next build."
+)
+
 
 @contextmanager
 def readable_spark_errors() -> Iterator[None]:
@@ -91,11 +106,14 @@ def spark_error_message(exc: BaseException) -> str | None:
 
 def _explained(message: str | None, full_text: str) -> str | None:
     """Errors the user cannot act on as Spark words them, said in their terms: a view too long
-    for a Derby metastore, and a full disk (which Spark often names only in the cause of a
-    "Task failed while writing rows", deep in the stack). Any other message without the
+    for a Derby metastore, a metastore's database out of connections, and a full disk (which
+    Spark often names only in the cause of a "Task failed while writing rows", deep in the
+    stack). Any other message without the
     advice that would lose data (session/advice.py)."""
     if message and DERBY_VIEW_TEXT_LIMIT in message:
         return VIEW_TOO_LONG
+    if message and any(words in full_text for words in NO_CONNECTIONS):
+        return f"{NO_CONNECTIONS_SENTENCE} Spark said: {message.strip().splitlines()[0]}"
     if message and DISK_FULL in full_text:
         return f"{DISK_FULL_SENTENCE} Spark said: {message.strip().splitlines()[0]}"
     return without_harmful_advice(message) if message else message

@@ -39,10 +39,17 @@ NO_DRIVER = (
     "cannot be reached: the JVM has no JDBC driver for it. Set metastore_driver_jar to the "
     "driver's jar (PostgreSQL's: org.postgresql:postgresql from Maven Central)"
 )
+# What to do when the metastore's database has no connection left (SQL state 53300).
+NO_CONNECTION_LEFT = (
+    "other processes hold all its connections. Each dbt process holds up to six (two pools of "
+    "three); raise the server's max_connections (or the role's connection limit), or run "
+    "fewer dbt processes at once"
+)
 LOGIN_REFUSALS = {
     "28P01": "refused the login of {user} (wrong password): check metastore_password",
     "28000": "refused the login of {user}: check metastore_user and the server's access rules",
     "3D000": "has no such database: create it, or correct the database in metastore_url",
+    "53300": "has no connection left for {user} ({why}): " + NO_CONNECTION_LEFT,
 }
 
 
