@@ -8,6 +8,7 @@ the store or of the metastore's database.
 import json
 import os
 import subprocess
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -164,6 +165,29 @@ def test_one_build_of_a_consumer_at_a_time(spark, spark_home, monkeypatch):
     taken = lease.acquire(jvm, conf, warehouse, consumer, "orders_mirror")
     assert taken.owner != killed.owner
     lease.release(jvm, conf, taken)
+
+
+def test_shared_writes_wait_for_another_holder(spark):
+    """A write to the tables builds share waits while another build holds their lease, and
+    goes ahead once it is released."""
+    jvm, conf, warehouse = lease._on_object_store()
+    holder = lease.acquire(jvm, conf, warehouse, lease.SHARED_WRITES, "Stream other")
+    entered: list[float] = []
+
+    def write() -> None:
+        with lease.shared_writes("Stream mine"):
+            entered.append(time.monotonic())
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    time.sleep(3)
+    assert not entered, "the write went ahead while another build held the lease"
+    released = time.monotonic()
+    lease.release(jvm, conf, holder)
+    writer.join(timeout=30)
+    assert entered and entered[0] >= released
+    path = jvm.org.apache.hadoop.fs.Path(lease.lease_path(warehouse, lease.SHARED_WRITES))
+    assert not path.getFileSystem(conf).exists(path), "the writer's lease was left behind"
 
 
 def test_refusals_are_one_sentence(spark, spark_home):

@@ -5,8 +5,9 @@ stream of a file table, a view stream's mirror), every table at s3a://.
 Each round, two processes build the same consumers at once: each succeeds or is refused with
 "being consumed by another run", and a plain build afterwards passes the project's invariants
 (the mirror equals its source, each order and each landed event audited exactly once, the
-view's mirror equals the view). Then two processes build different models at once, and both
-succeed. STORE_ROUNDS (default 1) sets the rounds; `make chaos` runs 20.
+view's mirror equals the view). Then two processes build two insert-only stream models of one
+folder at once (both record their files in the shared dbt_streams_files), and both succeed
+with each event consumed once by each. STORE_ROUNDS (default 1) sets the rounds.
 """
 
 import json
@@ -54,9 +55,20 @@ def at_once(*commands: dict) -> list[tuple[int, str]]:
     return [(p.wait(timeout=900), p.communicate()[0]) for p in processes]
 
 
+def with_second_file_stream(project: Path) -> None:
+    """A second insert-only stream model of the events folder, and its exactly-once test."""
+    models, tests = project / "models", project / "tests"
+    (models / "events_audit_b.sql").write_text((models / "events_audit.sql").read_text())
+    check = (tests / "events_audit_has_each_event_once.sql").read_text()
+    (tests / "events_audit_b_has_each_event_once.sql").write_text(
+        check.replace("ref('events_audit')", "ref('events_audit_b')")
+    )
+
+
 def test_two_processes_on_one_store(tmp_path: Path, store_env: dict[str, str]) -> None:
     project = tmp_path / "crash_project"
     shutil.copytree(PROJECT, project)
+    with_second_file_stream(project)
     first = run_dbt_process(project, "build", "--vars", "{round: 0}", env=store_env)
     assert first.returncode == 0, first.stdout + first.stderr
     refusals = 0
@@ -69,10 +81,16 @@ def test_two_processes_on_one_store(tmp_path: Path, store_env: dict[str, str]) -
             assert returncode == 0 or REFUSED in output, output
             refusals += REFUSED in output
         assert_invariants(run_dbt_process(project, "build", env=store_env))
+    landing = f"{{round: {ROUNDS + 1}}}"  # new files, which both models then consume
     different = at_once(
-        dbt_command(project, "run", "--select", "customers_mirror", name="c", env=store_env),
-        dbt_command(project, "run", "--select", "orders_audit", name="d", env=store_env),
+        dbt_command(
+            project, "run", "-s", "events_audit", "--vars", landing, name="c", env=store_env
+        ),
+        dbt_command(project, "run", "-s", "events_audit_b", name="d", env=store_env),
     )
     for returncode, output in different:
         assert returncode == 0, output
+    checked = run_dbt_process(project, "build", env=store_env)
+    assert_invariants(checked)  # a file-set part lost to the other process: events read twice
+    assert "PASS events_audit_b_has_each_event_once" in checked.stdout
     print(f"{ROUNDS} rounds, {refusals} builds refused as consumed by another run")

@@ -373,8 +373,9 @@ class StreamMethods(metaclass=AdapterMeta):
 
         Builds of other models on the same source may plan the same ALTER: threads take turns,
         and a write that lost to another process's metadata change is tried again (the same
-        properties set twice change nothing).
+        properties set twice change nothing). On an object store, processes take turns too
+        (lease.shared_writes).
         """
-        with self._source_write_lock:
+        with self._source_write_lock, lease.shared_writes(message.split(":", 1)[0]):
             retry_on_conflict(partial(self.run_rows, statement))
         logger.info(message)

@@ -15,6 +15,11 @@ process is gone; elsewhere, a lease older than `stale_after` seconds is taken ov
 over a PUT conditional on the old lease's ETag (If-Match), so two processes never both win it.
 Over Spark Connect every client writes through the server's one driver, whose log store already
 serialises them: no lease is taken there.
+
+The tables every build may write besides its target (`dbt_streams_files`, where an insert-only
+stream records the files it consumed, and the sources' properties) are written under one more
+lease, `_shared_writes`, which a build waits for instead of being refused: a commit there lost
+to another process's simultaneous one would make a stream read its files again.
 """
 
 import json
@@ -22,6 +27,8 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +44,9 @@ CONDITIONAL = "fs.option.create.conditional.overwrite"
 CONDITIONAL_ETAG = "fs.option.create.conditional.overwrite.etag"
 REFUSED = ("RemoteFileChangedException", "FileAlreadyExistsException")
 _HELD: set[str] = set()  # the owners of the leases this process holds
+SHARED_WRITES = "_shared_writes"
+SHARED_WAIT_S = 600.0  # a shared write takes seconds; a wait this long is a stuck holder
+SHARED_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -151,17 +161,61 @@ def _sentence(model: str, holder: dict) -> str:
     )
 
 
-def take(target: str, model: str) -> Lease | None:
-    """The lease of the consumer writing `target` (schema.table), when this process's embedded
-    session keeps its warehouse on S3; None otherwise (nothing to take)."""
+def _on_object_store() -> tuple[Any, Any, str] | None:
+    """The JVM, the Hadoop configuration and the warehouse, when this process's embedded
+    session keeps its warehouse on S3; None otherwise (no lease to take)."""
     session = running_session()
     if session is None:
         return None
     warehouse = str(session.conf.get("spark.sql.warehouse.dir", ""))
     if not warehouse.startswith(S3A):
         return None
-    jvm, conf = session._jvm, session._jsc.hadoopConfiguration()
+    return session._jvm, session._jsc.hadoopConfiguration(), warehouse
+
+
+def take(target: str, model: str) -> Lease | None:
+    """The lease of the consumer writing `target` (schema.table) on an object store; None
+    where there is nothing to take."""
+    store = _on_object_store()
+    if store is None:
+        return None
+    jvm, conf, warehouse = store
     return acquire(jvm, conf, warehouse, target.replace("`", ""), model)
+
+
+@contextmanager
+def shared_writes(writer: str) -> Iterator[None]:
+    """Hold the shared tables' lease, on an object store, for a write of `writer` ("Stream
+    s") to them: waited for while another process holds it (SHARED_WAIT_S at most)."""
+    store = _on_object_store()
+    if store is None:
+        yield
+        return
+    jvm, conf, warehouse = store
+    deadline = time.monotonic() + SHARED_WAIT_S
+    while True:
+        try:
+            held = acquire(jvm, conf, warehouse, SHARED_WRITES, writer)
+            break
+        except StreamConsumedElsewhere as refused:
+            if time.monotonic() > deadline:
+                raise StreamConsumedElsewhere(_still_held(writer, str(refused))) from None
+            time.sleep(SHARED_POLL_S)
+    try:
+        yield
+    finally:
+        release(jvm, conf, held)
+
+
+def _still_held(writer: str, refusal: str) -> str:
+    holder = refusal.split("(", 1)[1].split(")", 1)[0] if "(" in refusal else "another run"
+    return (
+        f"{writer}: waited {SHARED_WAIT_S:.0f} s to write the tables its streams share with other "
+        f"models (dbt_streams_files, the sources' properties), held by another build ({holder}), "
+        "and gave up: this build moved no offset. Run it again; the lease of a run that was "
+        f"killed is taken over once its process is gone (same host) or after "
+        f"{STALE_AFTER_S // 3600} hours."
+    )
 
 
 def give_back(lease: Lease | None) -> None:

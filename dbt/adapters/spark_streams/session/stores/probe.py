@@ -20,6 +20,8 @@ from dbt.adapters.spark_streams.session.embedded_confs import spark_home
 from dbt.adapters.spark_streams.session.stores.metastore_schema import create_schema, has_schema
 from dbt.adapters.spark_streams.session.stores.object_store import ENDPOINT, S3A
 
+# How long setting S3A up in the JVM may take (loading its classes and the SDK's client).
+SETUP_S = 120.0
 NETWORK_DATABASES = ("jdbc:postgresql:", "jdbc:mysql:", "jdbc:mariadb:")
 DRIVER_CONF = "spark.hadoop.javax.jdo.option.ConnectionDriverName"
 HADOOP_CONF = "spark.hadoop."
@@ -59,7 +61,7 @@ def probe_stores(session: SparkSession, creds: SparkStreamsCredentials) -> None:
     bound = creds.connect_timeout * (1 + max(0, creds.connect_retries))
     warehouse = creds.warehouse_dir or ""
     if warehouse.startswith(S3A):
-        _within(bound, lambda: _warehouse_answers(session, creds), creds, warehouse)
+        _warehouse_answers(session, creds, bound)
     url = creds.metastore_url or ""
     if url.startswith(NETWORK_DATABASES):
         _within(bound, lambda: _login_accepted(session, creds), creds, "the metastore")
@@ -93,19 +95,26 @@ def _with_schema(session: SparkSession, creds: SparkStreamsCredentials) -> None:
 
 
 def _within(
-    seconds: float, ask: Callable[[], None], creds: SparkStreamsCredentials, what: str
-) -> None:
+    seconds: float, ask: Callable[[], Any], creds: SparkStreamsCredentials, what: str
+) -> Any:
+    """What `ask` returns, or a FailedToConnectError once `seconds` passed without it."""
     failed: list[BaseException] = []
+    answers: list[Any] = []
 
     def run() -> None:
         try:
-            ask()
+            answers.append(ask())
         except BaseException as exc:  # handed to the caller's thread
             failed.append(exc)
 
     asking = threading.Thread(target=run, name="dbt-spark-streams-probe", daemon=True)
     asking.start()
     asking.join(seconds)
+    if asking.is_alive() and what == "S3A":
+        raise FailedToConnectError(
+            f"Setting up S3A (hadoop-aws and its SDK; no request to the store yet) took more "
+            f"than {seconds:.0f} s. The machine may be overloaded; nothing was read or written."
+        )
     if asking.is_alive():
         raise FailedToConnectError(
             f"{_store_name(what, creds)} did not answer within {seconds} s (connect_timeout x "
@@ -113,6 +122,7 @@ def _within(
         )
     if failed:
         raise failed[0]
+    return answers[0] if answers else None
 
 
 def _store_name(what: str, creds: SparkStreamsCredentials) -> str:
@@ -122,7 +132,12 @@ def _store_name(what: str, creds: SparkStreamsCredentials) -> str:
     return "The metastore's database"
 
 
-def _warehouse_answers(session: SparkSession, creds: SparkStreamsCredentials) -> None:
+def _warehouse_answers(
+    session: SparkSession, creds: SparkStreamsCredentials, bound: float
+) -> None:
+    """The warehouse's bucket asked once within `bound`. Setting S3A up (its classes, the
+    SDK's client) asks nothing of the store and may take longer on a busy machine: it gets
+    SETUP_S of its own, so that the bound measures the store's answer only."""
     warehouse, jvm = str(creds.warehouse_dir), cast(Any, session._jvm)
     path = jvm.org.apache.hadoop.fs.Path(warehouse)
     # A file system of its own, from the profile's settings (the session's cached one may have
@@ -131,10 +146,13 @@ def _warehouse_answers(session: SparkSession, creds: SparkStreamsCredentials) ->
     for key, value in creds.server_side_parameters.items():
         if key.startswith(HADOOP_CONF):
             conf.set(key.removeprefix(HADOOP_CONF), str(value))
+    filesystems = jvm.org.apache.hadoop.fs.FileSystem
     try:
-        filesystem = jvm.org.apache.hadoop.fs.FileSystem.newInstance(path.toUri(), conf)
+        filesystem = _within(
+            SETUP_S, lambda: filesystems.newInstance(path.toUri(), conf), creds, "S3A"
+        )
         try:
-            filesystem.exists(path)
+            _within(bound, lambda: filesystem.exists(path), creds, warehouse)
         finally:
             filesystem.close()
     except Py4JJavaError as exc:
