@@ -80,7 +80,8 @@ def test_two_processes_on_one_store(tmp_path: Path, store_env: dict[str, str]) -
         for returncode, output in same:
             assert returncode == 0 or REFUSED in output, output
             refusals += REFUSED in output
-        assert_invariants(run_dbt_process(project, "build", env=store_env))
+        if round_ < ROUNDS:  # the last round's are checked with the next step's
+            assert_invariants(run_dbt_process(project, "build", env=store_env))
     landing = f"{{round: {ROUNDS + 1}}}"  # new files, which both models then consume
     different = at_once(
         dbt_command(
@@ -91,6 +92,8 @@ def test_two_processes_on_one_store(tmp_path: Path, store_env: dict[str, str]) -
     for returncode, output in different:
         assert returncode == 0, output
     checked = run_dbt_process(project, "build", env=store_env)
-    assert_invariants(checked)  # a file-set part lost to the other process: events read twice
+    # the last round's invariants, and a file-set part lost to the other process would show
+    # here as events read twice
+    assert_invariants(checked)
     assert "PASS events_audit_b_has_each_event_once" in checked.stdout
     print(f"{ROUNDS} rounds, {refusals} builds refused as consumed by another run")
