@@ -340,3 +340,47 @@ def test_a_long_predicate_is_cut_to_a_hundred_characters(ids: list[int], shown: 
     line = explained(run, PENDING)[2]
     assert line == f"  the change of {ORDERS} reads {CUSTOMERS} where {shown}"
     assert len(shown) == 100
+
+
+class Clashing(Costed):
+    """customers has gained a column named like one a stream adds."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        rows = super().__call__(sql)
+        if sql == f"describe table extended {CUSTOMERS}":
+            return [{"col_name": "metadata_action", "data_type": "string"}, *rows]
+        return rows
+
+
+def test_explain_names_the_stream_in_a_view_or_tables_error() -> None:
+    aggregated = shop()
+    aggregated.views = {"shop.paired": "select id, count(*) as n from orders group by id"}
+    with pytest.raises(StreamError) as raised:
+        explained(aggregated, PENDING)
+    assert raised.value.msg == (
+        f"Stream {NAME}: view shop.paired uses GROUP BY; a stream's view may only use "
+        "projections, filters, inner and cross joins and UNION ALL."
+    )
+    clashing = Clashing({"orders": 1000, "customers": 1000}, {"customers": 1500}, SHOP_CHANGES)
+    with pytest.raises(StreamError) as raised:
+        explained(clashing, PENDING)
+    assert raised.value.msg.startswith(
+        f"Stream {NAME}: column 'metadata_action' of source {CUSTOMERS} has the name of the "
+        "stream's own metadata_action column"
+    )
+
+
+def test_a_table_whose_name_holds_a_dot_is_read_by_its_schema_and_name() -> None:
+    run = shop()
+    run.views = {
+        "shop.paired": "select o.id from shop.`my.orders` o join customers c on o.id = c.id"
+    }
+    run.tables = {**run.tables, "shop.my.orders": "delta"}
+    record = offsets(1)[NAME]
+    view = read_view_definition(run, "shop", "paired", NAME)
+    record = replace(record, source_id=view.fingerprint)
+    at = {f"{NAME}@shop.my.orders": 3, f"{NAME}@shop.customers": 3}
+    assert explain_view_path(run, record, at, config(), True)[0] == (
+        "  table `shop`.`my.orders`: offset version 3, latest version 3"
+    )
+    assert "describe history `shop`.`my.orders` limit 1" in run.statements
