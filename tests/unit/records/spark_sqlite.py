@@ -2,9 +2,10 @@
 
 sqlglot's Python executor has no window functions nor lateral views, which netting needs;
 SQLite has both. sqlglot transpiles the rest, after a few rewrites for what SQLite lacks:
-structs are JSON objects (`s.field` reads them with json_extract, `s.*` spreads the given
-columns), `sha1` and `raise_error` are Python functions, `first(x, true)` an aggregate, a
-lateral view a join, and `table_changes(...)` / `version as of` read the tables given.
+structs are JSON objects (`s.field` reads them with json_extract; `s.*`, `* except (...)` and
+`struct(*)` stand for the given columns), `sha1` and `raise_error` are Python functions,
+`first(x, true)` an aggregate, a lateral view a join, and `table_changes(...)` / `version as
+of` read the tables given.
 Orderable values only: a struct of a version and a timestamp orders as JSON text, so tests
 keep versions below 10.
 """
@@ -74,7 +75,11 @@ def _table(table: exp.Table) -> exp.Expression:
 
 def _rewrite(node: exp.Expression, columns: tuple[str, ...]) -> exp.Expression:
     if isinstance(node, exp.Struct):
-        pairs = [(exp.Literal.string(e.this.name), e.expression) for e in node.expressions]
+        if isinstance(node.expressions[0], exp.Star):  # struct(*) of the given columns
+            kept = _unstarred(node.expressions[0], columns)
+            pairs = [(exp.Literal.string(c), exp.column(c, quoted=True)) for c in kept]
+        else:
+            pairs = [(exp.Literal.string(e.this.name), e.expression) for e in node.expressions]
         return exp.Anonymous(this="json_object", expressions=[x for p in pairs for x in p])
     if isinstance(node, exp.Column) and node.parts[0].name in STRUCTS and len(node.parts) > 1:
         return _struct_field(node)
@@ -97,8 +102,17 @@ def _rewrite(node: exp.Expression, columns: tuple[str, ...]) -> exp.Expression:
     return node
 
 
+def _unstarred(star: exp.Star, columns: tuple[str, ...]) -> list[str]:
+    """The given columns a `*` or `* except (...)` stands for."""
+    dropped = {column.name for column in star.args.get("except_") or []}
+    return [column for column in columns if column not in dropped]
+
+
 def _spread(item: exp.Expression, columns: tuple[str, ...]) -> list[exp.Expression]:
-    """A select item; `s.*` of a struct as its fields, one item a column."""
+    """A select item; `s.*` of a struct as its fields, `* except (...)` as the given columns
+    it keeps, one item a column."""
+    if isinstance(item, exp.Star) and item.args.get("except_"):
+        return [exp.column(column, quoted=True) for column in _unstarred(item, columns)]
     if not (isinstance(item, exp.Column) and isinstance(item.this, exp.Star) and item.table):
         return [item]
     path = [exp.Literal.string(f"$.{column}") for column in columns]
@@ -111,6 +125,7 @@ def _spread(item: exp.Expression, columns: tuple[str, ...]) -> list[exp.Expressi
 def sqlite_sql(spark_sql: str, columns: Iterable[str]) -> str:
     """The SQLite spelling of `spark_sql`, whose struct stars spread `columns`."""
     tree = sqlglot.parse_one(spark_sql, read="spark")
+    tree = tree.this if isinstance(tree, exp.Subquery) else tree  # a relation: (select ...)
     while True:  # a replaced node's own children are rewritten in the next round
         before = tree.sql()
         tree = tree.transform(lambda node: _rewrite(node, tuple(columns)))
