@@ -313,3 +313,22 @@ def test_what_a_history_entry_leaves_out_is_said_as_missing() -> None:
     assert (
         describe_change(commit(1, "CHANGE COLUMN")) == "changed column None (now a complex type)"
     )
+
+
+def test_a_new_stream_across_a_rename_and_a_replace_is_told_to_start_after_the_replace() -> None:
+    with pytest.raises(StreamError) as raised:
+        check_schema_changes(
+            Probe(), SchemaReads(), "s", pending(RENAME, REPLACE), CONSUMER, True, started=True
+        )
+    assert raised.value.msg.startswith("Stream s: reading across version 6 of `raw`.`orders`")
+    assert raised.value.msg.endswith("e.g. at={'version': 7}, or without at= / before= (the "
+                                     "source's current rows).")  # fmt: skip
+
+
+def test_a_merge_read_across_with_a_replace_names_its_stream() -> None:
+    reads = SchemaReads()
+    overwrite = commit(7, "WRITE", canOverwriteSchema="true")
+    check_schema_changes(Probe(False), reads, "orders", pending(MERGE, overwrite), CONSUMER, True)
+    with pytest.raises(StreamError) as raised:
+        reads.read_across_evolution(Probe(), WRITE_REFUSED, CONSUMER)
+    assert raised.value.msg.startswith("Stream orders: reading across version 6 of `raw`.")

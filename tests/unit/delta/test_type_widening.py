@@ -105,8 +105,8 @@ def test_the_target_is_read_and_altered_only_when_a_type_changed() -> None:
         asked.append(sql)
         return [{"key": "delta.enableTypeWidening", "value": "true"}] if "show" in sql else []
 
-    assert widen_target(run, "m", "t", [], "ignore").apply == []
-    assert asked == []
+    plan = widen_target(run, "m", "t", [], "ignore")
+    assert (plan.apply, plan.blocked, asked) == ([], [], [])
     widen_target(run, "m", "t", [change("int", "bigint")], "ignore")
     assert asked == ["show tblproperties t", "alter table t alter column `v` type bigint"]
 
@@ -222,3 +222,23 @@ def test_only_a_target_with_type_widening_is_altered(properties: list, altered: 
     ]
     assert asked == ["show tblproperties `s`.`t`", *(alters if altered else [])]
     assert (plan.apply, plan.blocked) == ((widened, []) if altered else ([], widened))
+
+
+def test_a_column_missing_on_either_side_does_not_hide_the_next_ones() -> None:
+    found = type_changes(
+        ["gone", "added", "v"], {"added": "int", "v": "bigint"}, {"gone": "int", "v": "int"}
+    )
+    assert found == [change("int", "bigint")]
+
+
+def test_a_target_refuses_a_narrowing_naming_the_model_and_the_setting() -> None:
+    def run(sql: str) -> list[dict]:
+        return [{"key": "delta.enableTypeWidening", "value": "true"}]
+
+    with pytest.raises(StreamError) as refused:
+        widen_target(run, "orders", "`s`.`orders`", [change("bigint", "int")], "sync_all_columns")
+    assert refused.value.msg.startswith(
+        "Model orders: the type of column v (bigint -> int) changed between its target "
+        "`s`.`orders` and the model's output, and Delta cannot change the target's column to it "
+        "in place (on_schema_change 'sync_all_columns')"
+    )

@@ -192,6 +192,7 @@ def test_a_row_without_an_operation_is_no_origin() -> None:
     assert origin_of({"operation": None, "operationParameters": None}, DEV, "m") is None
     assert quote_table("/data/t") == "/data/t"
     assert quote_table("prod.t") == "`prod`.`t`"
+    assert quote_table("`prod`.`t`") == "`prod`.`t`"
 
 
 def test_the_state_no_build_precedes_is_said_in_full() -> None:

@@ -69,6 +69,19 @@ def change_records(given: tuple[str, ...], key: tuple[str, ...], *rows: dict) ->
     return sorted(tuple(row.values()) for row in run(sql, columns, fx=list(rows)))
 
 
+def test_the_change_records_have_a_streams_columns() -> None:
+    found = run(fixture_change_records_sql("fx", (), ()), ("id", "v"), fx=[{"id": 1, "v": "a"}])
+    assert list(found[0]) == [
+        "id",
+        "v",
+        "metadata_action",
+        "metadata_isupdate",
+        "metadata_row_id",
+        "metadata_commit_version",
+        "metadata_commit_timestamp",
+    ]
+
+
 def test_a_fixtures_rows_read_as_inserts_keyed_by_their_key() -> None:
     found = change_records((), ("id", "v"), {"id": 1, "v": "a"}, {"id": 2, "v": None})
     assert found == [
