@@ -10,10 +10,10 @@ Orderable values only: a struct of a version and a timestamp orders as JSON text
 keep versions below 10.
 """
 
+import functools
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable
 
 import sqlglot
 from sqlglot import exp
@@ -81,7 +81,8 @@ def _rewrite(node: exp.Expression, columns: tuple[str, ...]) -> exp.Expression:
         else:
             pairs = [(exp.Literal.string(e.this.name), e.expression) for e in node.expressions]
         return exp.Anonymous(this="json_object", expressions=[x for p in pairs for x in p])
-    if isinstance(node, exp.Column) and node.parts[0].name in STRUCTS and len(node.parts) > 1:
+    struct = isinstance(node, exp.Column) and node.parts[0].name in STRUCTS
+    if struct and len(node.parts) > 1 and not isinstance(node.this, exp.Star):
         return _struct_field(node)
     if isinstance(node, exp.JSONFormat):
         return node.this
@@ -122,15 +123,16 @@ def _spread(item: exp.Expression, columns: tuple[str, ...]) -> list[exp.Expressi
     return [exp.alias_(field, column) for field, column in zip(fields, columns, strict=True)]
 
 
-def sqlite_sql(spark_sql: str, columns: Iterable[str]) -> str:
+@functools.cache
+def sqlite_sql(spark_sql: str, columns: tuple[str, ...]) -> str:
     """The SQLite spelling of `spark_sql`, whose struct stars spread `columns`."""
     tree = sqlglot.parse_one(spark_sql, read="spark")
     tree = tree.this if isinstance(tree, exp.Subquery) else tree  # a relation: (select ...)
-    while True:  # a replaced node's own children are rewritten in the next round
-        before = tree.sql()
-        tree = tree.transform(lambda node: _rewrite(node, tuple(columns)))
-        if tree.sql() == before:
-            return tree.sql(dialect="sqlite")
+    for node in reversed(list(tree.walk(bfs=False))):  # children first, then their parent
+        rewritten = _rewrite(node, tuple(columns))
+        if rewritten is not node:
+            node.replace(rewritten)
+    return tree.sql(dialect="sqlite")
 
 
 def run(spark_sql: str, columns: tuple[str, ...], changes: Rows = (), **tables: Rows) -> Rows:
