@@ -287,3 +287,24 @@ def test_a_view_key_with_two_rows_fails_naming_the_source(changes: list[dict]) -
         "unique_key (id) is not unique in v: a key has two rows in the view. Name columns that "
         "are unique in the view, or no unique_key."
     )
+
+
+def test_a_keyless_history_deletes_the_old_value_of_an_update() -> None:
+    changes = feed(*update(3, 1, "a", "b"), *update(4, 1, "b", "b"))
+    assert rows(versions_sql(KEYLESS), changes) == {
+        ("DELETE", 1, "a", False, 3, "t3"),
+        ("INSERT", 1, "b", True, 3, "t3"),
+    }
+
+
+def test_a_key_of_two_columns_nets_on_both() -> None:
+    both = ChangeRange("`raw`.`t`", COLUMNS, ("id", "v"), 2, 4, TYPES)
+    changes = feed(*update(3, 1, "a", "b"), ("insert", 3, 1, "c"), ("delete", 4, 1, "c"))
+    assert rows(keyed_net_sql(both), changes) == {
+        ("DELETE", 1, "a", False, 3, "t3"),
+        ("INSERT", 1, "b", False, 3, "t3"),
+    }
+    assert ids(keyed_net_sql(both), changes)[("INSERT", 1, "b")] == key_id(id=1, v="b")
+    view = ChangeRange("v", COLUMNS, ("id", "v"), 2, 4, TYPES, feed="select * from changes")
+    with pytest.raises(RuntimeError, match=r"^unique_key \(id, v\) is not unique in v: a key"):
+        run(keyed_value_net_sql(view), COLUMNS, feed(("insert", 3, 1, "b"), ("insert", 4, 1, "b")))
