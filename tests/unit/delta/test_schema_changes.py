@@ -153,6 +153,7 @@ def test_a_peek_that_needs_the_check_off_names_the_consumer_to_build() -> None:
         (commit(1, "DROP COLUMNS", columns=json.dumps(["a"])), "dropped column a"),
         (commit(1, "DROP COLUMNS", columns=json.dumps(["a", "b"])), "dropped columns a, b"),
         (commit(1, "DROP COLUMNS", columns="not json"), "dropped columns "),
+        (commit(1, "CHANGE COLUMNS", columns="not json"), "changed columns "),
         (
             commit(1, "CHANGE COLUMN", column=json.dumps({"name": "id", "type": "long"})),
             "changed column id (now bigint)",
@@ -332,3 +333,9 @@ def test_a_merge_read_across_with_a_replace_names_its_stream() -> None:
     with pytest.raises(StreamError) as raised:
         reads.read_across_evolution(Probe(), WRITE_REFUSED, CONSUMER)
     assert raised.value.msg.startswith("Stream orders: reading across version 6 of `raw`.")
+
+
+def test_a_stream_that_cannot_read_across_a_replace_names_its_consumer() -> None:
+    with pytest.raises(StreamError) as refused:
+        check_schema_changes(Probe(), SchemaReads(), "s", pending(REPLACE), CONSUMER, True)
+    assert refused.value.msg.endswith("dbt run -s orders_mirror --full-refresh")
