@@ -8,9 +8,12 @@ import pytest
 
 from dbt.adapters.spark_streams.streams.delta.schema_changes import (
     UNSAFE_READ,
+    SchemaRead,
     SchemaReads,
     check_schema_changes,
     describe_change,
+    may_have_evolved_silently,
+    model_name,
     schema_read,
 )
 from dbt.adapters.spark_streams.streams.delta.staleness import CommitsSinceOffset
@@ -150,6 +153,7 @@ def test_a_peek_that_needs_the_check_off_names_the_consumer_to_build() -> None:
         (commit(1, "DROP COLUMNS", columns=json.dumps(["a"])), "dropped column a"),
         (commit(1, "DROP COLUMNS", columns=json.dumps(["a", "b"])), "dropped columns a, b"),
         (commit(1, "DROP COLUMNS", columns="not json"), "dropped columns "),
+        (commit(1, "CHANGE COLUMNS", columns="not json"), "changed columns "),
         (
             commit(1, "CHANGE COLUMN", column=json.dumps({"name": "id", "type": "long"})),
             "changed column id (now bigint)",
@@ -234,3 +238,104 @@ def test_a_new_stream_that_cannot_read_across_is_told_to_start_later() -> None:
     )
     with pytest.raises(StreamError, match=r"a peek cannot read them\. Start it at or after"):
         check_schema_changes(Probe(), SchemaReads(), "s", pending(RENAME), "", False, started=True)
+
+
+def test_a_type_without_a_sql_spelling_is_said_as_delta_names_it() -> None:
+    change = commit(1, "CHANGE COLUMN", column=json.dumps({"name": "note", "type": "string"}))
+    assert describe_change(change) == "changed column note (now string)"
+
+
+def test_a_peek_of_a_new_stream_across_a_change_is_said_in_full() -> None:
+    with pytest.raises(StreamError) as raised:
+        check_schema_changes(Probe(), SchemaReads(), "s", pending(RENAME), CONSUMER, False, True)
+    assert raised.value.msg == (
+        "Stream s: its changes from its start point (versions 5 to 6 of `raw`.`orders`) cross "
+        "version 6, which renamed column amount to total. Delta reads changes across that only "
+        "in a consumer's build, so a peek cannot read them. Start it at or after that version, "
+        "e.g. at={'version': 6}."
+    )
+
+
+def test_a_write_that_failed_with_the_check_already_off_is_left_to_the_caller() -> None:
+    reads = SchemaReads()
+    check_schema_changes(Probe(), reads, "s", pending(RENAME, MERGE), CONSUMER, True)
+    assert reads.confs == {UNSAFE_READ: "true"}
+    assert not reads.read_across_evolution(Probe(), WRITE_REFUSED, CONSUMER)
+    assert reads.reads[0].check_off == RENAME
+
+
+def test_only_the_refused_range_is_read_across_its_evolution() -> None:
+    reads = SchemaReads()
+    check_schema_changes(Probe(), reads, "c", pending(commit(6)), CONSUMER, True)
+    check_schema_changes(Probe(), reads, "o", pending(MERGE, source="`raw`.`o`"), CONSUMER, True)
+
+    def probe(sql: str) -> list[Row]:  # Delta reads the customers' range, refuses the orders'
+        plan = REFUSED_PLAN if "`raw`.`o`" in sql else "== Physical Plan =="
+        return [{"plan": "== Analyzed =="}, {"plan": plan}]
+
+    assert reads.read_across_evolution(probe, WRITE_REFUSED, CONSUMER)
+    assert [read.check_off for read in reads.reads] == [None, MERGE]
+
+
+def test_a_probe_that_fails_with_deltas_refusal_is_a_refusal() -> None:
+    def probe(sql: str) -> list[Row]:
+        raise RuntimeError(REFUSED_PLAN)
+
+    assert schema_read(probe, "s", pending(RENAME), CONSUMER).check_off == RENAME
+
+
+@pytest.mark.parametrize(
+    ("later", "evolved"),
+    [
+        (commit(6, "MERGE"), True),
+        (commit(6, "STREAMING UPDATE"), True),
+        (commit(6, "write"), True),
+        (commit(6, "DELETE"), False),
+        (commit(6, "WRITE", canOverwriteSchema="true"), False),
+    ],
+)
+def test_which_writes_may_have_evolved_a_schema_without_a_trace(later: Row, evolved: bool) -> None:
+    read = SchemaRead("s", "`raw`.`orders`", 5, 6, commits=(later,))
+    assert may_have_evolved_silently(read) is evolved
+    replaced = SchemaRead("s", "`raw`.`orders`", 5, 6, replacing=REPLACE, commits=(later,))
+    assert not may_have_evolved_silently(replaced)
+
+
+@pytest.mark.parametrize("operation", ["REMOVE COLUMN MAPPING", "UPDATE SCHEMA", "RESTORE"])
+def test_commits_that_may_replace_a_schema(operation: str) -> None:
+    read = schema_read(Probe(refuses=False), "s", pending(commit(6, operation)), CONSUMER)
+    assert read.replacing == commit(6, operation) and read.check_off is None
+
+
+def test_what_a_history_entry_leaves_out_is_said_as_missing() -> None:
+    assert model_name("model.shop.orders.v2") == "orders.v2"
+    dropped = commit(1, "DROP COLUMNS")  # no columns parameter
+    assert describe_change(dropped) == "dropped columns "
+    assert (
+        describe_change(commit(1, "CHANGE COLUMN")) == "changed column None (now a complex type)"
+    )
+
+
+def test_a_new_stream_across_a_rename_and_a_replace_is_told_to_start_after_the_replace() -> None:
+    with pytest.raises(StreamError) as raised:
+        check_schema_changes(
+            Probe(), SchemaReads(), "s", pending(RENAME, REPLACE), CONSUMER, True, started=True
+        )
+    assert raised.value.msg.startswith("Stream s: reading across version 6 of `raw`.`orders`")
+    assert raised.value.msg.endswith("e.g. at={'version': 7}, or without at= / before= (the "
+                                     "source's current rows).")  # fmt: skip
+
+
+def test_a_merge_read_across_with_a_replace_names_its_stream() -> None:
+    reads = SchemaReads()
+    overwrite = commit(7, "WRITE", canOverwriteSchema="true")
+    check_schema_changes(Probe(False), reads, "orders", pending(MERGE, overwrite), CONSUMER, True)
+    with pytest.raises(StreamError) as raised:
+        reads.read_across_evolution(Probe(), WRITE_REFUSED, CONSUMER)
+    assert raised.value.msg.startswith("Stream orders: reading across version 6 of `raw`.")
+
+
+def test_a_stream_that_cannot_read_across_a_replace_names_its_consumer() -> None:
+    with pytest.raises(StreamError) as refused:
+        check_schema_changes(Probe(), SchemaReads(), "s", pending(REPLACE), CONSUMER, True)
+    assert refused.value.msg.endswith("dbt run -s orders_mirror --full-refresh")

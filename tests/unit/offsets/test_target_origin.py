@@ -5,7 +5,12 @@ import pytest
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.commit import BuildCommit, latest_commit_for
-from dbt.adapters.spark_streams.streams.offsets.target_origin import origin_of, quote_table
+from dbt.adapters.spark_streams.streams.offsets.target_origin import (
+    Origin,
+    offsets_missing,
+    origin_of,
+    quote_table,
+)
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from tests.unit.offsets.test_registry import record
 
@@ -138,3 +143,78 @@ def test_a_full_refresh_takes_the_newest_build_whatever_came_after_it() -> None:
     found = latest_commit_for(histories.run, DEV, CONSUMER, follow_copies=False)
     assert offsets(found) == (1, 6)
     assert latest_commit_for(Histories(dev=[clone(0)]).run, DEV, CONSUMER, False) is None
+
+
+@pytest.mark.parametrize(
+    ("row", "origin"),
+    [
+        (clone(4, "spark_catalog.prod.t", "3"), Origin("`spark_catalog`.`prod`.`t`", 3, "CLONE")),
+        (
+            {"operation": "clone", "operationParameters": {"source": "p.t", "sourceVersion": 7}},
+            Origin("`p`.`t`", 7, "CLONE"),
+        ),
+        (clone(4, "delta.`/w/t`", " 12 "), Origin("delta.`/w/t`", 12, "CLONE")),
+        (restore(5, "2"), Origin(DEV, 2, "RESTORE")),
+        (
+            {"operation": "Restore", "operationParameters": {"version": 0}},
+            Origin(DEV, 0, "RESTORE"),
+        ),
+    ],
+)
+def test_a_clone_or_restore_names_the_state_it_copied(row: Row, origin: Origin) -> None:
+    assert origin_of(row, DEV, "orders_log") == origin
+
+
+@pytest.mark.parametrize(
+    ("row", "what"),
+    [
+        (clone(2, source="", at="3"), "a CLONE that names no source version (version 2)"),
+        (clone(2, at="-1"), "a CLONE that names no source version (version 2)"),
+        ({"version": 3, "operation": "CLONE"}, "a CLONE that names no source version (version 3)"),
+        (restore(4, "v1"), "a RESTORE to a timestamp (version 4)"),
+        ({"version": 5, "operation": "RESTORE", "operationParameters": None}, "a RESTORE to a "
+         "timestamp (version 5)"),
+    ],
+)  # fmt: skip
+def test_a_copy_whose_state_cannot_be_told_is_said_in_full(row: Row, what: str) -> None:
+    with pytest.raises(StreamError) as error:
+        origin_of(row, DEV, "orders_log")
+    assert error.value.msg == (
+        f"Model orders_log: its target {DEV} was rewritten by {what} since its last stream "
+        "build, so the offsets its rows are at cannot be told. Rebuild it with --full-refresh "
+        f"(its streams start over), or restore a version: RESTORE TABLE {DEV} TO VERSION AS OF "
+        "<n>."
+    )
+
+
+def test_a_row_without_an_operation_is_no_origin() -> None:
+    assert origin_of({"version": 1}, DEV, "m") is None
+    assert origin_of({"operation": None, "operationParameters": None}, DEV, "m") is None
+    assert quote_table("/data/t") == "/data/t"
+    assert quote_table("prod.t") == "`prod`.`t`"
+    assert quote_table("`prod`.`t`") == "`prod`.`t`"
+
+
+def test_the_state_no_build_precedes_is_said_in_full() -> None:
+    error = offsets_missing("orders_log", DEV, Origin(PROD, 4, "CLONE"))
+    assert error.msg == (
+        f"Model orders_log: its target {DEV} holds the rows of {PROD} at version 4 (CLONE), and "
+        "that table's history shows no stream build of orders_log at or before that version (a "
+        "build of another model, or history Delta has removed), so the offsets those rows are "
+        "at cannot be told. Rebuild it with --full-refresh: its streams start over."
+    )
+
+
+def restores(count: int) -> list[Row]:
+    """A build at version 0, then `count` restores each of the version before it."""
+    return [build(0, 1), *(restore(version, str(version - 1)) for version in range(1, count + 1))]
+
+
+def test_copies_are_followed_up_to_eight_hops() -> None:
+    histories = Histories(dev=restores(8))
+    assert offsets(latest_commit_for(histories.run, DEV, CONSUMER)) == (0, 1)
+    with pytest.raises(StreamError) as error:
+        latest_commit_for(Histories(dev=restores(9)).run, DEV, CONSUMER)
+    assert str(error.value).endswith(
+        "was cloned or restored more than 8 times over; rebuild it with --full-refresh."
+    )

@@ -1,13 +1,16 @@
-"""A unit test's fixture rows as change records: the SQL's shape (its behaviour on Spark is
-checked by tests/functional/streams/test_unit_tests.py)."""
+"""A unit test's fixture rows read as change records: run on SQLite, each row an INSERT of a new
+row with its row id unless it gives metadata itself; and which fixtures give metadata (their
+behaviour on Spark is checked by tests/functional/streams/test_unit_tests.py)."""
 
 from types import SimpleNamespace
 
 from dbt.adapters.spark_streams.streams.records.fixtures import (
     fixture_change_records_sql,
+    fixture_system_time_sql,
     given_change_columns,
 )
 from dbt.adapters.spark_streams.unit_test_methods import UnitTestMethods, _fixture_columns
+from tests.unit.records.spark_sqlite import run, sha1
 
 CTE = "__dbt__cte__shop__items"
 
@@ -57,3 +60,61 @@ def test_get_fixture_sql_adds_metadata_only_where_rows_give_it() -> None:
     added = add(methods, [{"id": 1}, {"id": 2, "metadata_isupdate": True}], ["id"])
     assert added["metadata_isupdate"] == "boolean" and len(added) == 5
     assert add(methods, [{"metadata_action": "DELETE"}], ["metadata_action"]) == {}
+
+
+def change_records(given: tuple[str, ...], key: tuple[str, ...], *rows: dict) -> list[tuple]:
+    """The fixture `fx`'s change records, run on SQLite: its columns, then the metadata."""
+    columns = ("id", "v", *given)
+    sql = fixture_change_records_sql("fx", given, key)
+    return sorted(tuple(row.values()) for row in run(sql, columns, fx=list(rows)))
+
+
+def test_the_change_records_have_a_streams_columns() -> None:
+    found = run(fixture_change_records_sql("fx", (), ()), ("id", "v"), fx=[{"id": 1, "v": "a"}])
+    assert list(found[0]) == [
+        "id",
+        "v",
+        "metadata_action",
+        "metadata_isupdate",
+        "metadata_row_id",
+        "metadata_commit_version",
+        "metadata_commit_timestamp",
+    ]
+
+
+def test_a_fixtures_rows_read_as_inserts_keyed_by_their_key() -> None:
+    found = change_records((), ("id", "v"), {"id": 1, "v": "a"}, {"id": 2, "v": None})
+    assert found == [
+        (1, "a", "INSERT", 0, sha1('{"id":1,"v":"a"}'), None, None),
+        (2, None, "INSERT", 0, sha1('{"id":2,"v":null}'), None, None),
+    ]
+
+
+def test_equal_keyless_rows_get_ids_by_their_occurrence() -> None:
+    row = {"id": 1, "v": "a"}
+    found = change_records((), (), row, row, {"id": 2, "v": "b"})
+    value = '{"id":1,"v":"a"}'
+    assert found == [
+        (1, "a", "INSERT", 0, sha1(f"{value}#1"), None, None),
+        (1, "a", "INSERT", 0, sha1(f"{value}#2"), None, None),
+        (2, "b", "INSERT", 0, sha1('{"id":2,"v":"b"}#1'), None, None),
+    ]
+
+
+def test_the_metadata_a_row_gives_is_kept_and_the_rest_defaulted() -> None:
+    given = ("metadata_action", "metadata_row_id", "metadata_commit_version")
+    rows = (
+        {"id": 1, "v": "a", "metadata_action": "DELETE", "metadata_commit_version": 3},
+        {"id": 1, "v": "b", "metadata_row_id": "r1"},
+    )
+    # the row's JSON, which keyless row ids hash, leaves the given metadata out
+    assert change_records(given, (), *rows) == [
+        (1, "a", "DELETE", 0, sha1('{"id":1,"v":"a"}#1'), 3, None),
+        (1, "b", "INSERT", 0, "r1", None, None),
+    ]
+    assert change_records(given, ("id",), *rows)[0][4] == sha1('{"id":1}')
+
+
+def test_a_fixture_has_no_system_time_period() -> None:
+    found = run(fixture_system_time_sql("fx"), ("id", "v"), fx=[{"id": 1, "v": "a"}])
+    assert found == [{"id": 1, "v": "a", "_sys_start": None, "_sys_end": None}]
