@@ -151,6 +151,7 @@ def test_a_missed_barrier_says_so_and_exits_with_its_code(
     """In this process: one of two builds arrives, waits out the barrier, and the process
     would exit with BARRIER_MISSED after saying why on stderr."""
     exits: list[object] = []
+    monkeypatch.setattr(faults, "_kill", lambda: exits.append("killed"))
     monkeypatch.setattr(faults, "BARRIER_SECONDS", 0.1)
     monkeypatch.setattr(faults, "_arrivals", {})
     monkeypatch.setattr(faults.os, "_exit", exits.append)
