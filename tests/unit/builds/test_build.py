@@ -114,7 +114,7 @@ def test_begin_takes_the_offsets_of_the_targets_last_commit_of_this_consumer() -
 def test_begin_after_a_dry_run_starts_the_streams_over() -> None:
     fresh = BuildCommit(CONSUMER, "b1", 2, (), fresh_target=True)
     build = begin(FakeSpark([fresh]).run, build_for())
-    assert not build.target_exists and build.recreates_streams
+    assert build.target_exists is False and build.recreates_streams
     assert build.last_txn_version == 2 and build.committed == ()
 
 
@@ -185,6 +185,7 @@ def test_a_dry_run_marks_the_target_it_creates_and_moves_no_offset() -> None:
     assert outcome.counts is None
     [marked] = spark.history
     assert marked.fresh_target and marked.records == () and marked.txn_version == 2
+    assert marked.consumer == CONSUMER and len(marked.build_id) == 32  # a uuid4's hex
     assert steps.seen == [] and not registry.has_queued()
 
 

@@ -79,7 +79,25 @@ def test_values_given() -> None:
         ),
         (
             {"auto_enable_change_tracking": 1},
-            "auto_enable_change_tracking must be true or false, not '1'.",
+            "Model orders_mirror: auto_enable_change_tracking must be true or false, not '1'.",
+        ),
+        (
+            {"incremental": "never"},
+            "Model orders_mirror: incremental must be 'auto' (rebuild a view stream's target "
+            "when that is cheaper) or 'strict' (fail instead), not 'never'.",
+        ),
+        (
+            {"rebuild_min_bytes": -1},
+            "Model orders_mirror: rebuild_min_bytes must be a whole number of bytes, not '-1'.",
+        ),
+        ({"rebuild_min_bytes": True}, "rebuild_min_bytes must be a whole number of bytes"),
+        ({"rebuild_min_bytes": 1.5}, "rebuild_min_bytes must be a whole number of bytes"),
+        ({"rebuild_min_bytes": "1GB"}, "rebuild_min_bytes must be a whole number of bytes"),
+        (
+            {"tblproperties": "delta.enableDeletionVectors=false"},
+            "Model orders_mirror: tblproperties must be a mapping of property names to values, "
+            "like {'delta.enableDeletionVectors': 'false'}, not "
+            "'delta.enableDeletionVectors=false'.",
         ),
         (
             {"file_rows": "many"},
@@ -237,4 +255,60 @@ def test_an_enforced_contract_names_exactly_the_targets_columns() -> None:
     assert raised.value.msg == (
         "Model m: its enforced contract must list the target's columns. Not in the contract: "
         "fee. Not in the target: metadata_action. Fix the model's columns in its YAML."
+    )
+
+
+def test_view_stream_and_clustering_settings() -> None:
+    consumer = parse()
+    assert (consumer.incremental, consumer.cluster_by) == ("auto", ())
+    assert consumer.rebuild_min_bytes == 32 * 2**20
+    given = parse(incremental="strict", liquid_clustered_by=["region", "id"], rebuild_min_bytes=0)
+    assert (given.incremental, given.cluster_by) == ("strict", ("region", "id"))
+    assert given.rebuild_min_bytes == 0
+    assert parse(rebuild_min_bytes=4096).rebuild_min_bytes == 4096
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "shown"),
+    [("valid_from_column", 3, "3"), ("valid_to_column", ["a"], "['a']")],
+)
+def test_a_period_column_must_be_a_name(setting: str, value: object, shown: str) -> None:
+    with pytest.raises(StreamError) as raised:
+        parse(incremental_strategy="history", **{setting: value})
+    assert (
+        raised.value.msg == f"Model orders_mirror: {setting} must be a column name, not {shown}."
+    )
+
+
+def test_a_missing_key_lists_the_models_output() -> None:
+    with pytest.raises(StreamError) as raised:
+        parse().target_columns(["name", "metadata_action", "metadata_isupdate"])
+    assert raised.value.msg == (
+        "Model orders_mirror: unique_key column 'id' is not in the model's output (name, "
+        "metadata_action, metadata_isupdate). Select it from the stream."
+    )
+
+
+def test_tracked_columns_are_found_whatever_their_case() -> None:
+    tracked = parse(incremental_strategy="history", history_track_columns=["Name"])
+    output = [*HISTORY_OUTPUT, "metadata_commit_timestamp"]
+    assert tracked.target_columns(output) == ["id", "name"]
+
+
+@pytest.mark.parametrize(
+    ("contract", "said"),
+    [
+        (["id"], "Not in the contract: name, fee. "),
+        (
+            ["id", "name", "fee", "tax", "metadata_action"],
+            "Not in the target: tax, metadata_action. ",
+        ),
+    ],
+)
+def test_a_contract_names_only_the_columns_that_differ(contract: list, said: str) -> None:
+    with pytest.raises(StreamError) as raised:
+        check_contract_columns("m", ["id", "name", "fee"], contract)
+    assert raised.value.msg == (
+        f"Model m: its enforced contract must list the target's columns. {said}"
+        "Fix the model's columns in its YAML."
     )

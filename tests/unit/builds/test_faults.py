@@ -143,3 +143,25 @@ def test_the_first_arrivals_wait_for_the_last(monkeypatch: pytest.MonkeyPatch) -
         faults._arrived.notify_all()
     first.join(5)
     assert not first.is_alive() and killed == [threading.current_thread().name]
+
+
+def test_a_missed_barrier_says_so_and_exits_with_its_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In this process: one of two builds arrives, waits out the barrier, and the process
+    would exit with BARRIER_MISSED after saying why on stderr."""
+    exits: list[object] = []
+    monkeypatch.setattr(faults, "_kill", lambda: exits.append("killed"))
+    monkeypatch.setattr(faults, "BARRIER_SECONDS", 0.1)
+    monkeypatch.setattr(faults, "_arrivals", {})
+    monkeypatch.setattr(faults.os, "_exit", exits.append)
+    monkeypatch.setenv(faults.CRASH_ENV, "after_commit")
+    monkeypatch.setenv(faults.BUILDS_ENV, "2")
+    build = threading.Thread(target=faults.at_step, args=("after_commit",), daemon=True)
+    build.start()
+    build.join(5)
+    assert not build.is_alive() and exits == [faults.BARRIER_MISSED]
+    assert capsys.readouterr().err == (
+        "DBT_SPARK_STREAMS_CRASH_AT=after_commit: only 1 of 2 builds reached the step within "
+        "0 s (DBT_SPARK_STREAMS_CRASH_BUILDS); exiting without the crash.\n"
+    )

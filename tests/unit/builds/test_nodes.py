@@ -37,3 +37,13 @@ def test_threads_asking_at_once_get_one_state() -> None:
     for thread in threads:
         thread.join()
     assert len({id(state) for state in seen}) == 1
+
+
+def test_the_leases_still_held_are_handed_over_once() -> None:
+    states = NodeStates()
+    states.of(("run", "model.a")).lease = "lease-a"
+    states.of(("run", "model.b"))  # holds none
+    states.of(("run", "model.c")).lease = "lease-c"
+    assert sorted(states.take_leases()) == ["lease-a", "lease-c"]  # type: ignore[type-var]
+    assert states.of(("run", "model.a")).lease is None
+    assert states.take_leases() == []
