@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration test-store fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d clean
+.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration test-store fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -222,6 +222,12 @@ bench-appends: install
 # bench/many.md.
 bench-many: install
 	$(BIN)/python -m bench.many $(BENCH_ARGS)
+
+# What a build asks of an object store, in requests (S3Proxy's request log): a table stream's
+# build and an empty one against the floor, an insert-only stream on 1,000 and 10,000 objects:
+# bench/requests.md.
+bench-store: install
+	$(BIN)/python -m bench.requests $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) site dist build integration_project/target integration_project/logs \

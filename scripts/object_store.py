@@ -38,6 +38,23 @@ LOGBACK = """<configuration>
   <root level="WARN"><appender-ref ref="out"/></root>
 </configuration>
 """
+# With a request log (the benchmarks count requests): each request S3Proxy handles, one line
+# ("request: ...{GET@... http://host:port/bucket/key?query HTTP/1.1}...") in <dir>/requests.log,
+# among S3Proxy's other DEBUG lines of the request handler.
+REQUEST_LOG = """<configuration>
+  <appender name="out" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{20} - %msg%n</pattern></encoder>
+  </appender>
+  <appender name="requests" class="ch.qos.logback.core.FileAppender">
+    <file>REQUESTS</file>
+    <encoder><pattern>%msg%n</pattern></encoder>
+  </appender>
+  <logger name="org.gaul.s3proxy.S3ProxyHandler" level="DEBUG" additivity="false">
+    <appender-ref ref="requests"/>
+  </logger>
+  <root level="WARN"><appender-ref ref="out"/></root>
+</configuration>
+"""
 # The JIT's quick tier and the serial collector, as every JVM of the tests runs.
 JAVA = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"]
 
@@ -59,9 +76,12 @@ def fetch_jars() -> None:
     )  # fmt: skip
 
 
-def start(home: Path, bucket: str = "lake", port: int | None = None) -> dict:
+def start(
+    home: Path, bucket: str = "lake", port: int | None = None, request_log: bool = False
+) -> dict:
     """Start S3Proxy over <home>/blobs with a new key pair and `bucket`; its address, keys
-    and bucket go to <home>/object-store.json (and are returned)."""
+    and bucket go to <home>/object-store.json (and are returned). `request_log`: every
+    request it handles, a line each, in <home>/requests.log."""
     fetch_jars()
     home.mkdir(parents=True, exist_ok=True)
     (home / "blobs" / bucket).mkdir(parents=True, exist_ok=True)
@@ -76,7 +96,10 @@ def start(home: Path, bucket: str = "lake", port: int | None = None) -> dict:
         "jclouds.filesystem.basedir": str(home / "blobs"),
     }
     # Its jars carry no logging configuration, and logback's default logs every request at DEBUG.
-    (home / "logback.xml").write_text(LOGBACK)
+    logging = (
+        REQUEST_LOG.replace("REQUESTS", str(home / "requests.log")) if request_log else LOGBACK
+    )
+    (home / "logback.xml").write_text(logging)
     conf = home / "s3proxy.conf"
     conf.touch(mode=0o600)
     conf.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
@@ -122,7 +145,7 @@ def _wait_for_port(home: Path, process: subprocess.Popen, port: int) -> None:
 if __name__ == "__main__":
     action, folder = sys.argv[1], Path(sys.argv[2]).resolve()
     if action == "start":
-        store = start(folder, *sys.argv[3:4])
+        store = start(folder, sys.argv[3] if len(sys.argv) > 3 else "lake")
         print(
             f"S3Proxy on {store['endpoint']}, bucket {store['bucket']}. Profile "
             "(server_side_parameters):\n"
