@@ -208,3 +208,16 @@ def test_a_table_with_a_location_reads_its_change_feed_by_path() -> None:
     assert "orders_changes" in by_path and "TABLE_CHANGES(" not in by_path.upper()
     tables = bound_tables(STATES, as_updates=False)
     assert net_of(by_path, 3, tables) == {(1, 1, 5): 1, (4, 2, 2): 1, (1, 1, 2): -1, (2, 2, 3): -1}
+
+
+def test_an_append_only_star_of_a_later_table_joins_the_grown_tables_before_it() -> None:
+    """The term of customers reads them by type (`c.*`) and orders at their offset plus their
+    inserts: the seed's rule, the view over offsets plus inserts less the view at offsets."""
+    view = define(
+        ("select c.*, o.id as oid from orders o join customers c on o.cid = c.id",
+         ("id", "tier", "oid"))
+    )  # fmt: skip
+    tables = bound_tables(STATES, as_updates=False)
+    grown = rows_of(view, inserted(tables, "orders"), inserted(tables, "customers"))
+    old = rows_of(view, tables["orders_old"], tables["customers_old"])
+    assert feed_net(view, tables, BOTH, append_only=True) == difference(grown, old)

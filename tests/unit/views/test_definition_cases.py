@@ -5,6 +5,7 @@ Python executor), and a nested view's functions and errors handled as the top vi
 from collections import Counter
 
 import pytest
+from sqlglot import exp
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.sql.run import Row
@@ -150,3 +151,21 @@ def test_recorded_names_keep_their_own_letters() -> None:
     catalog = TwoColumns({"shop.v": "select * from orders"}, TABLES, {"shop.v": "[Xa, bX]"})
     view = read_view_definition(catalog, "shop", "v", "s")
     assert view.sql.startswith("SELECT `Xa` AS `x`, `bX` AS `y` FROM ")
+
+
+def test_a_cte_named_as_the_table_it_reads_reads_that_table_once() -> None:
+    view_sql = "with orders as (select id, amt * 2 as amt from orders) select amt from orders"
+    assert rows(view_sql) == Counter({(10,): 1, (2,): 1})
+
+
+def test_the_expanded_query_names_no_catalog() -> None:
+    views = {"shop.v": "select o.id from spark_catalog.shop.orders o"}
+    view = read_view_definition(FakeCatalog(views, TABLES), "shop", "v", "s")
+    assert [table.catalog for table in view.query.find_all(exp.Table)] == [""]
+    assert view.tables == ("`shop`.`orders`",)
+
+
+def test_a_table_of_another_catalog_is_named_as_spark_spells_it() -> None:
+    assert refusal("select id from lake.shop.`odd name`") == (
+        "Stream s: view shop.v reads lake.shop.`odd name` from another catalog."
+    )

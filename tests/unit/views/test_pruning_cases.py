@@ -36,7 +36,7 @@ def test_only_equalities_of_two_table_references_join_them() -> None:
         (
             "select a.id, c.tier from (select id, cid from orders) s "
             "join orders a on a.id = s.id and s.cid = a.cid "
-            "join customers c on a.amt = 2 and a.cid = c.id where a.amt = a.cid",
+            "join customers c on a.amt > 2 and a.amt = 2 and a.cid = c.id where a.amt = a.cid",
             ("id", "tier"),
         )
     )
