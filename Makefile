@@ -114,7 +114,8 @@ integration: warm
 F := tests/functional/streams
 STORE_TESTS ?= tests/store $(F)/test_seed_examples.py $(F)/test_changes.py \
     $(F)/test_view_streams.py $(F)/test_dbt_edges.py::TestRetryCloneAndRestore \
-    $(F)/test_dbt_edges.py::TestConsumerGone $(F)/test_system_time.py::TestSystemTime
+    $(F)/test_dbt_edges.py::TestConsumerGone $(F)/test_system_time.py::TestSystemTime \
+    $(F)/test_history.py::TestHistory
 test-store: warm
 	rm -rf build/stores
 	$(BIN)/python scripts/with_stores.py build/stores -- \
