@@ -39,6 +39,17 @@ def test_a_cte_is_inlined_under_the_name_the_query_reads_it_by(view_sql: str) ->
     assert rows(view_sql) == Counter({(1,): 1})
 
 
+def test_a_cte_reads_the_table_a_later_cte_is_named_after() -> None:
+    """A CTE sees only the CTEs before it: `customers` inside c is the table."""
+    view_sql = (
+        "with c as (select id from customers), customers as (select id from orders "
+        "where amt > 1) select c.id from c"
+    )
+    view = read_view_definition(FakeCatalog({"shop.v": view_sql}, TABLES), "shop", "v", "s")
+    assert view.tables == ("`shop`.`customers`",)
+    assert rows(view_sql) == Counter({(1,): 1, (2,): 1})
+
+
 def test_a_nested_view_may_use_a_builtin_the_parser_does_not_know() -> None:
     inner = "select id, crc32(cast(id as string)) as h from orders"
     view = read_view_definition(

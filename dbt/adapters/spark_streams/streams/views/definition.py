@@ -12,6 +12,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -196,20 +197,27 @@ def _table_kind(described: list[Row]) -> str:
 
 def _inline_ctes(query: exp.Expr) -> exp.Expr:
     """Each WITH of the query replaced by its CTEs, inlined as subqueries where named (the
-    innermost WITH first, so a CTE body is complete when it is copied)."""
+    innermost WITH first, so a CTE body is complete when it is copied). A CTE sees only the
+    CTEs before it: `with c as (select * from t), t as (...)` reads the table t in c."""
     for with_ in reversed(list(query.find_all(exp.With))):
-        scope = with_.parent
+        scope = cast(exp.Expr, with_.parent)
         ctes = list(with_.expressions)
         with_.pop()
-        for index, cte in enumerate(ctes):
-            for later in [*ctes[index + 1 :], scope]:
-                _replace_references(later, cte.alias, cte.this)
+        bodies: dict[str, exp.Expr] = {}
+        for cte in ctes:
+            _replace_references(cte.this, bodies)
+            bodies[cte.alias.lower()] = cte.this
+        _replace_references(scope, bodies)
     return query
 
 
-def _replace_references(node: exp.Expr, name: str, body: exp.Expr) -> None:
+def _replace_references(node: exp.Expr, bodies: dict[str, exp.Expr]) -> None:
+    """Each unqualified table `node` names that is a CTE of `bodies`, replaced by the CTE's
+    body. The tables are found before any is replaced, so a body put in is not searched again
+    (a table it reads may share a later CTE's name)."""
     for table in list(node.find_all(exp.Table)):
-        if not table.db and table.name.lower() == name.lower():
+        body = None if table.db else bodies.get(table.name.lower())
+        if body is not None:
             alias = table.alias or table.name
             table.replace(
                 exp.Subquery(this=body.copy(), alias=exp.TableAlias(this=exp.to_identifier(alias)))
