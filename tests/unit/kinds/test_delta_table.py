@@ -260,12 +260,17 @@ def test_a_range_past_retention_is_stale_for_the_stream(monkeypatch) -> None:
 
 
 class RenamedOrders(Orders):
-    """Orders whose version 6 renamed a column: Delta plans the read across it as incompatible."""
+    """Orders whose version 6 renamed a column (or did `operation`): Delta plans the read
+    across it as incompatible."""
+
+    def __init__(self, operation: str = "RENAME COLUMN") -> None:
+        super().__init__()
+        self.operation = operation
 
     def __call__(self, sql: str) -> list[dict]:
         rows = super().__call__(sql) if not sql.startswith("explain") else []
         if sql.startswith(f"describe history {NAME}"):
-            rows = [{**row, "operation": "RENAME COLUMN"} if row["version"] == 6 else row
+            rows = [{**row, "operation": self.operation} if row["version"] == 6 else row
                     for row in rows]  # fmt: skip
         if sql.startswith("explain"):
             return [{"plan": "DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE"}]
@@ -285,3 +290,35 @@ def test_a_rename_in_the_pending_range_is_read_across_only_by_the_consumer(monke
         DELTA.check_readable(run, SchemaReads(), "s", source, offset, pending, False)
     assert raised.value.msg.startswith("Stream s: its pending changes (versions 5 to 6 of ")
     assert raised.value.msg.endswith("Build the consumer first: dbt run -s s")
+
+
+def check_start(run: RenamedOrders, versions: tuple[int, int], consuming: bool, reads=None):
+    source = DELTA.describe(run, CatalogEntry(run, "raw", "orders"), "s")
+    reads = SchemaReads() if reads is None else reads
+    DELTA.check_start(run, reads, "s", source, versions, "model.shop.m", consuming)
+    return reads
+
+
+def test_a_new_streams_first_read_across_a_rename_is_the_consumers_only() -> None:
+    reads = check_start(RenamedOrders(), (5, 6), consuming=True)
+    [read] = reads.reads
+    assert (read.stream, read.start, read.end, read.started) == ("s", 5, 6, True)
+    assert check_start(RenamedOrders(), (5, 5), consuming=False).reads[0].check_off is None
+    with pytest.raises(StreamError) as raised:
+        check_start(RenamedOrders(), (5, 6), consuming=False)
+    assert raised.value.msg.startswith(
+        "Stream s: its changes from its start point (versions 5 to 6 of `raw`.`orders`) cross "
+        "version 6, which renamed column"
+    )
+    assert raised.value.msg.endswith("Start it at or after that version, e.g. at={'version': 6}.")
+
+
+def test_a_replaced_schema_in_a_new_streams_first_read_names_a_later_start() -> None:
+    with pytest.raises(StreamError) as raised:
+        check_start(RenamedOrders("REPLACE COLUMNS"), (5, 6), consuming=True)
+    assert raised.value.msg.startswith("Stream s: version 6 of `raw`.`orders` ")
+    assert raised.value.msg.endswith(
+        "(versions 5 to 6) across that change. Nothing was read or written. Start the stream "
+        "at or after that version, e.g. at={'version': 6}, or without at= / before= (the "
+        "source's current rows)."
+    )
