@@ -9,11 +9,12 @@ from datetime import datetime
 import pytest
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.files.sets import FileSets
+from dbt.adapters.spark_streams.streams.files.sets import FileEntry, FileSet, FileSets
 from dbt.adapters.spark_streams.streams.kinds.file_table import (
     FILE_TABLE,
     LITERAL_FILES,
     _plan,
+    _set_writes,
     file_rows_sql,
 )
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry
@@ -161,8 +162,6 @@ class Pending(FileSets):
         self.count = count
 
     def pending(self, table, stream, old_id, candidate, limit):
-        from dbt.adapters.spark_streams.streams.files.sets import FileEntry
-
         return [FileEntry(f"file:/f{n}", n, n) for n in range(min(self.count, limit))], None
 
 
@@ -213,3 +212,27 @@ def test_rows_of_unkeyed_files_are_told_apart_by_file_and_occurrence() -> None:
     keyed = file_rows_sql(table(), ("id",), "true")
     assert keyed.startswith("select `id`, 'INSERT' as metadata_action")
     assert "sha1(to_json(named_struct('id', `id`), map('ignoreNullFields', 'false'))) as " in keyed
+
+
+def test_a_renewed_chain_keeps_the_old_sets_files_from_the_listing() -> None:
+    sets = FileSets(lambda sql: [], "`l`.`dbt_streams_files`")
+    new_plan = _plan(Pending(LITERAL_FILES + 1), table(), file_request(), "old", "new")[0]
+    [(write, _), _] = _set_writes(
+        sets, table(), file_request(), FileSet("old", "x", 0), "new", new_plan, renews=True
+    )
+    assert (
+        "left join (select path, size, modified from `l`.`dbt_streams_files` where stream = 's' "
+        "and set_id in ('old') and path <> '') o on "
+    ) in write
+    [(first, _)] = _set_writes(sets, table(), file_request(), None, "new", new_plan, renews=True)
+    assert "left join (select '' as path, 0L as size" in first  # a first set: no old files
+
+
+def test_history_is_refused_naming_the_strategies_that_fit() -> None:
+    with pytest.raises(StreamError) as raised:
+        resolve(Described(new_files=1), build(), every_version=True)
+    assert raised.value.msg == (
+        f"Stream {NAME}: incremental_strategy 'history' keeps the versions of a Delta table's "
+        "rows; an insert_only stream's rows are new files' rows, each once. Use "
+        "incremental_strategy 'append' (or apply_changes with a unique_key)."
+    )

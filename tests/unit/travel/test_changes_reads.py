@@ -15,7 +15,15 @@ from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, table_changes_sql
 from tests.unit.frozen_clock import freeze_staleness_clock
-from tests.unit.travel.test_changes import CDF_ON, HISTORY, TABLE, FakeDeltaWithId, T, read_range
+from tests.unit.travel.test_changes import (
+    CDF_ON,
+    HISTORY,
+    TABLE,
+    FakeDeltaWithId,
+    T,
+    read_range,
+    stream,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -88,8 +96,6 @@ def test_the_kinds_catalog_entry_is_described_once() -> None:
 
 
 def test_a_stream_named_by_the_kind_is_looked_up() -> None:
-    from tests.unit.travel.test_changes import stream
-
     request = ChangesRequest("raw", "orders", at={"stream": "s"})
     sql = DELTA_TABLE.changes(Orders(), {}, {"s": stream(offset=2)}.get, request, None)
     assert read_range(sql) == (3, 3)
