@@ -13,6 +13,7 @@ from dbt.adapters.spark_streams.streams.files.sets import FileEntry, FileSet, Fi
 from dbt.adapters.spark_streams.streams.kinds.file_table import (
     FILE_TABLE,
     LITERAL_FILES,
+    FilePlan,
     _plan,
     _set_writes,
     file_rows_sql,
@@ -165,12 +166,12 @@ class Pending(FileSets):
         return [FileEntry(f"file:/f{n}", n, n) for n in range(min(self.count, limit))], None
 
 
-def plan(count: int, old_id: str | None, new_id: str | None = "new", **request) -> object:
+def plan(count: int, old_id: str | None, new_id: str | None = "new", **request) -> FilePlan:
     return _plan(Pending(count), table(), file_request(**request), old_id, new_id)[0]
 
 
 def test_a_plan_of_nothing_consumes_nothing_and_records_the_rest_unread() -> None:
-    assert plan(0, "old") == (plan(0, "old").__class__("false", "false", "false", 0))
+    assert plan(0, "old") == FilePlan("false", "false", "false", 0)
     no_initial = plan(3, None, show_initial_rows=False)
     assert (no_initial.consume, no_initial.skip, no_initial.read_filter, no_initial.pending) == (
         "false",
