@@ -9,6 +9,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from dbt.adapters.spark_streams.streams.delta.schema_changes import RETRY_ACROSS_MARKER
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
@@ -159,3 +160,11 @@ def test_base_tables_in_another_schema_are_read_there() -> None:
     sql = view_changes_sql(shop, {}, lambda _: None, request)
     assert "FROM TABLE_CHANGES('`raw`.`orders`', 2, 3)) AS `o`" in sql
     assert "describe history `raw`.`orders`" in shop.statements
+
+
+def test_a_write_in_a_tables_interval_marks_the_read_for_a_retry_across_evolution() -> None:
+    """Each table's interval holds WRITEs, which may have evolved its schema unseen: the
+    statement carries the marker on which it runs again with Delta's check off."""
+    assert view_changes(at={"timestamp": AT_1}).startswith(f"{RETRY_ACROSS_MARKER} ")
+    unmarked = view_changes(at={"timestamp": AT_1}, end={"timestamp": AT_1})
+    assert RETRY_ACROSS_MARKER not in unmarked  # nothing read: nothing to retry
