@@ -2,6 +2,7 @@
 records a build writes for the view and each base table, the rows of a first build, a start
 point applied to every table, and the stream named in what is refused."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -14,6 +15,7 @@ from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
 from tests.unit.frozen_clock import freeze_staleness_clock
 from tests.unit.kinds.test_view import (
+    CONSUMER,
     NAME,
     T0,
     Shop,
@@ -158,3 +160,13 @@ def test_a_dry_run_reads_no_registry() -> None:
     shop = Shop(stored=offsets(1))
     resolve(shop, build(dry_run="--empty"))
     assert not any("dbt_streams_log" in statement for statement in shop.statements)
+
+
+def test_a_view_stream_taken_over_from_a_consumer_gone_starts_at_the_pins() -> None:
+    stored = offsets(1)
+    stored[NAME] = replace(stored[NAME], consumer="model.shop.gone")
+    the_build = build(exists=False, project_consumers=(CONSUMER,))
+    sql = resolve(Shop(stored=stored), the_build)
+    assert "TABLE_CHANGES" not in sql.upper()  # the view's rows at the pins, as a new stream's
+    assert the_build.reads[NAME][0].consumer == CONSUMER
+    assert the_build.warnings[0].startswith(f"Stream {NAME}: taken over by {CONSUMER} from ")
