@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from dbt.adapters.spark_streams.streams.delta.schema_changes import RETRY_ACROSS_MARKER
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
@@ -152,3 +153,29 @@ def test_a_source_that_is_no_delta_table_is_named_with_the_call(empty: bool) -> 
         "changes(raw.orders): source `raw`.`orders` is a parquet table; standard and "
         "append_only streams need a Delta table with Change Data Feed."
     )
+
+
+class Prefs(Orders):
+    """raw.orders with a map column and a location, as DESCRIBE TABLE EXTENDED shows them."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        rows = super().__call__(sql)
+        if sql.startswith("describe table extended"):
+            return [
+                rows[0],
+                {"col_name": "attrs", "data_type": "map<string,int>"},
+                *rows[1:],
+                {"col_name": "Location", "data_type": "s3://bucket/orders"},
+            ]
+        return rows
+
+
+def test_a_table_with_a_location_and_a_map_is_read_by_path_comparing_sorted_entries() -> None:
+    sql = changes(Prefs(), at={"version": 0}, unique_key=("id",))
+    assert "from table_changes_by_path('s3://bucket/orders', 1, 3)" in sql
+    assert "array_sort(transform(map_entries(" in sql  # a map compares by its sorted entries
+
+
+def test_writes_in_the_interval_mark_the_read_for_a_retry_across_evolution() -> None:
+    assert changes(at={"version": 0}).startswith(f"{RETRY_ACROSS_MARKER} ")
+    assert RETRY_ACROSS_MARKER not in changes(at={"version": 3})  # nothing read
