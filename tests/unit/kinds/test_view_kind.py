@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.view import VIEW
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry
@@ -170,3 +171,33 @@ def test_a_view_stream_taken_over_from_a_consumer_gone_starts_at_the_pins() -> N
     assert "TABLE_CHANGES" not in sql.upper()  # the view's rows at the pins, as a new stream's
     assert the_build.reads[NAME][0].consumer == CONSUMER
     assert the_build.warnings[0].startswith(f"Stream {NAME}: taken over by {CONSUMER} from ")
+
+
+class RangedShop(Shop):
+    """The shop whose change sets' keys run from 2 to 5 (the key_ranges query's answer)."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        if sql.startswith("with keys as (select distinct "):
+            self.statements.append(sql)
+            return [{"low": 2, "high": 5, "has_null": False}]
+        return super().__call__(sql)
+
+
+def ranged_build(exists: bool = True, **fields):
+    config = ConsumerConfig.from_model_config(CONSUMER, {"unique_key": "id", "key_ranges": True})
+    return build(exists=exists, config=config, **fields)
+
+
+def test_key_ranges_prune_the_other_tables_scan_to_the_changed_keys() -> None:
+    sql = resolve(RangedShop(stored=offsets(1)), ranged_build())
+    assert sql.count("`id` BETWEEN 2 AND 5") == 2  # each change term prunes the other table
+
+
+def test_a_build_reading_no_changes_asks_no_key_ranges() -> None:
+    for shop, the_build in (
+        (RangedShop(), ranged_build(exists=False)),
+        (RangedShop(stored=offsets(1)), ranged_build(dry_run="--empty")),
+    ):
+        sql = resolve(shop, the_build)
+        assert "BETWEEN 2 AND 5" not in sql
+        assert not any(s.startswith("with keys as") for s in shop.statements)
