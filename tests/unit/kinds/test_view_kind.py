@@ -201,3 +201,39 @@ def test_a_build_reading_no_changes_asks_no_key_ranges() -> None:
         sql = resolve(shop, the_build)
         assert "BETWEEN 2 AND 5" not in sql
         assert not any(s.startswith("with keys as") for s in shop.statements)
+
+
+class SizedShop(Shop):
+    """The shop whose tables hold 1,000 bytes each (DESCRIBE DETAIL's sizeInBytes)."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        rows = super().__call__(sql)
+        if sql.startswith("describe detail"):
+            return [{**row, "sizeInBytes": 1000} for row in rows]
+        return rows
+
+
+def rebuild_build(incremental: str = "auto", exists: bool = True):
+    settings = {"unique_key": "id", "key_ranges": False, "rebuild_min_bytes": 1}
+    config = ConsumerConfig.from_model_config(CONSUMER, {**settings, "incremental": incremental})
+    return build(exists=exists, config=config)
+
+
+def test_a_change_scanning_the_whole_view_is_offered_as_a_rebuild() -> None:
+    the_build = rebuild_build()
+    sql = resolve(SizedShop(stored=offsets(1)), the_build)
+    offer = the_build.rebuild_offer
+    assert (offer.stream, offer.stream_sql) == (NAME, sql)
+    assert "TABLE_CHANGES" not in offer.rows_sql.upper()
+    assert "(SELECT * FROM `shop`.`orders` VERSION AS OF 3) AS `o`" in offer.rows_sql
+    first_build = rebuild_build(exists=False)
+    resolve(SizedShop(), first_build)
+    assert first_build.rebuild_offer is None  # a first build reads the view's rows anyway
+
+
+def test_a_strict_model_refuses_the_rebuild_naming_the_stream() -> None:
+    with pytest.raises(StreamError) as raised:
+        resolve(SizedShop(stored=offsets(1)), rebuild_build("strict"))
+    assert raised.value.msg.startswith(
+        f"Model {CONSUMER}: stream {NAME} on view shop.paired would be cheaper to rebuild: "
+    )
