@@ -237,3 +237,11 @@ def test_a_strict_model_refuses_the_rebuild_naming_the_stream() -> None:
     assert raised.value.msg.startswith(
         f"Model {CONSUMER}: stream {NAME} on view shop.paired would be cheaper to rebuild: "
     )
+
+
+def test_a_first_build_from_a_moment_reads_changes_but_offers_no_rebuild() -> None:
+    the_build = rebuild_build(exists=False)
+    moment = (T0 + timedelta(minutes=1, seconds=30)).strftime("%Y-%m-%d %H:%M:%S")
+    sql = resolve(SizedShop(), the_build, start={"timestamp": moment}, start_at=True)
+    assert "TABLE_CHANGES('`shop`.`orders`', 2, 3)" in sql
+    assert the_build.rebuild_offer is None
