@@ -9,7 +9,12 @@ from datetime import timedelta
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.delta.schema_changes import RETRY_ACROSS_MARKER
+from dbt.adapters.spark_streams.streams.delta.schema_changes import (
+    INCOMPATIBLE,
+    READ_ACROSS_MARKER,
+    REPLACED_MARKER,
+    RETRY_ACROSS_MARKER,
+)
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
@@ -179,3 +184,58 @@ def test_a_table_with_a_location_and_a_map_is_read_by_path_comparing_sorted_entr
 def test_writes_in_the_interval_mark_the_read_for_a_retry_across_evolution() -> None:
     assert changes(at={"version": 0}).startswith(f"{RETRY_ACROSS_MARKER} ")
     assert RETRY_ACROSS_MARKER not in changes(at={"version": 3})  # nothing read
+
+
+class Evolved(Orders):
+    """raw.orders whose history holds `operations` (version -> operation); Delta plans a read
+    across them as incompatible when `incompatible`."""
+
+    def __init__(self, operations: dict[int, str], incompatible: bool = True) -> None:
+        super().__init__()
+        self.operations, self.incompatible = operations, incompatible
+        self.history = [
+            {**row, "operation": operations.get(row["version"], row["operation"])}
+            for row in self.history
+        ]
+
+    def __call__(self, sql: str) -> list[Row]:
+        if sql.startswith("explain "):
+            self.statements.append(sql)
+            plan = INCOMPATIBLE + "SCHEMA_CHANGE" if self.incompatible else "Scan"
+            return [{"plan": plan}]
+        return super().__call__(sql)
+
+
+def test_a_rename_in_the_interval_is_read_across_with_the_check_off() -> None:
+    run = Evolved({2: "RENAME COLUMN"})
+    sql = changes(run, at={"version": 0})
+    assert READ_ACROSS_MARKER in sql and REPLACED_MARKER not in sql
+    assert "explain select * from table_changes('`raw`.`orders`', 1, 3)" in run.statements
+
+
+def test_a_commit_that_may_replace_the_schema_marks_a_readable_interval() -> None:
+    sql = changes(Evolved({2: "UPDATE SCHEMA"}, incompatible=False), at={"version": 0})
+    assert REPLACED_MARKER in sql and READ_ACROSS_MARKER not in sql
+    plain = changes(Evolved({}, incompatible=False), at={"version": 0})
+    assert REPLACED_MARKER not in plain and READ_ACROSS_MARKER not in plain
+
+
+def test_an_unreadable_replaced_schema_names_a_later_start() -> None:
+    with pytest.raises(StreamError) as raised:
+        changes(Evolved({2: "UPDATE SCHEMA"}), at={"version": 0})
+    assert raised.value.msg.startswith(
+        "Stream changes(raw.orders): version 2 of `raw`.`orders` changed its schema "
+        "(UPDATE SCHEMA), and Delta cannot read"
+    )  # schema_changes.py words the call as a stream's
+    assert "(versions 1 to 3) across that change" in raised.value.msg
+    assert raised.value.msg.endswith("e.g. at={'version': 2}, or without at= / before= "
+                                     "(the source's current rows).")  # fmt: skip
+
+
+def test_a_rename_and_a_replaced_schema_together_are_refused() -> None:
+    with pytest.raises(StreamError) as raised:
+        changes(Evolved({2: "RENAME COLUMN", 3: "UPDATE SCHEMA"}), at={"version": 0})
+    assert raised.value.msg.startswith(
+        "Stream changes(raw.orders): reading across version 2 of `raw`.`orders`, which "
+    )
+    assert "and version 3 of `raw`.`orders` " in raised.value.msg
