@@ -2,6 +2,7 @@
 records a build writes for the view and each base table, the rows of a first build, a start
 point applied to every table, and the stream named in what is refused."""
 
+import re
 from dataclasses import replace
 from datetime import timedelta
 
@@ -245,3 +246,13 @@ def test_a_first_build_from_a_moment_reads_changes_but_offers_no_rebuild() -> No
     sql = resolve(SizedShop(), the_build, start={"timestamp": moment}, start_at=True)
     assert "TABLE_CHANGES('`shop`.`orders`', 2, 3)" in sql
     assert the_build.rebuild_offer is None
+
+
+def test_an_append_only_view_streams_tables_are_read_as_standard_streams() -> None:
+    the_build = build()
+    sql = resolve(Shop(stored=offsets(1)), the_build, mode="append_only")
+    filters = set(re.findall(r"WHERE `_change_type` (= '\w+'|IN \([^)]*\))", sql))
+    assert filters == {"= 'insert'", "IN ('insert')"}  # no delete or pre-image is read
+    assert the_build.reads[NAME][0].mode == "append_only"
+    for table in ("orders", "customers"):
+        assert the_build.reads[f"{NAME}@shop.{table}"][0].mode == "standard"
