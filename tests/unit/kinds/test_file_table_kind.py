@@ -237,3 +237,22 @@ def test_history_is_refused_naming_the_strategies_that_fit() -> None:
         "rows; an insert_only stream's rows are new files' rows, each once. Use "
         "incremental_strategy 'append' (or apply_changes with a unique_key)."
     )
+
+
+class Gone(Described):
+    """The landing folder, deleted: listing it fails as Spark does."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        if sql.startswith("refresh table"):
+            raise RuntimeError("[PATH_NOT_FOUND] Path does not exist: file:/landing/events")
+        return super().__call__(sql)
+
+
+def test_a_deleted_folder_is_an_error_naming_the_stream() -> None:
+    with pytest.raises(StreamError) as raised:
+        resolve(Gone(new_files=0, stored=stored()), build())
+    assert raised.value.msg == (
+        f"Stream {NAME}: the location {LOCATION} of source `landing`.`events` no longer exists, "
+        "so its files cannot be listed. Restore the folder, or point the table at its new "
+        "location and rebuild the consumer with --full-refresh."
+    )
