@@ -188,6 +188,11 @@ def test_a_later_plan_records_every_unread_file_as_consumed() -> None:
     assert plan(2, "old").consume.startswith("(l.path, l.size, l.modified) in (('file:/f0', 0L")
     assert plan(LITERAL_FILES + 1, "old").consume == "true"
     assert plan(LITERAL_FILES + 1, "old", None).consume == "true"
+    # show_initial_rows and a start point shape a new stream only
+    moment = {"timestamp": "2026-11-25 10:00:00"}
+    for request in ({"show_initial_rows": False}, {"start": moment, "start_at": True}):
+        assert plan(LITERAL_FILES + 1, "old", **request).consume == "true"
+        assert plan(2, "old", **request).pending == 2
 
 
 def test_a_new_plan_after_a_moment_skips_the_files_before_it() -> None:
