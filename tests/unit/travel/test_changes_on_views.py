@@ -3,10 +3,13 @@ between the states a moment or a view stream's offsets name, append_only, --empt
 points a view refuses."""
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
+import sqlglot
+from sqlglot import exp
 
+from dbt.adapters.spark_streams.streams.delta.schema_changes import RETRY_ACROSS_MARKER
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
@@ -100,3 +103,68 @@ def test_a_key_the_view_lacks_is_named() -> None:
     assert raised.value.msg.startswith(
         "changes(shop.paired): unique_key column(s) region not in view shop.paired"
     )
+
+
+def test_the_default_information_nets_updates() -> None:
+    sql = view_changes(at={"timestamp": AT_1})
+    assert "update_postimage" in sql and "_change_type = 'insert'" not in sql
+
+
+@pytest.mark.parametrize("empty", [False, True])
+def test_a_view_the_algebra_cannot_follow_is_refused_naming_the_call(empty: bool) -> None:
+    shop = Shop(view="select id, count(*) as n from orders group by id")
+    request = ChangesRequest("shop", "paired", at={"timestamp": AT_1}, empty=empty)
+    with pytest.raises(StreamError) as raised:
+        view_changes_sql(shop, {}, lambda _: None, request)
+    assert raised.value.msg.startswith("changes(shop.paired): view shop.paired uses GROUP BY;")
+
+
+def test_empty_refuses_a_key_the_view_lacks() -> None:
+    request = ChangesRequest("shop", "paired", unique_key=("region",))
+    with pytest.raises(StreamError) as raised:
+        empty_view_changes_sql(Shop(), request)
+    assert raised.value.msg.startswith(
+        "changes(shop.paired): unique_key column(s) region not in view shop.paired"
+    )
+
+
+def test_empty_is_typed_as_a_change_feed() -> None:
+    """The commit version is a bigint literal, the commit time a timestamp Spark can read."""
+    sql = empty_view_changes_sql(Shop(), ChangesRequest("shop", "paired"))
+    select = sqlglot.parse_one(sql, read="spark").find(exp.Select, bfs=False)
+    inner = next(s for s in select.find_all(exp.Select) if s.selects[0].alias_or_name == "id")
+    columns = {column.alias: column.this for column in inner.selects if column.alias}
+    version = columns["metadata_commit_version"]
+    assert isinstance(version, exp.Cast) and version.to.sql() == "BIGINT"
+    assert version.this.is_int
+    stamp = columns["metadata_commit_timestamp"]
+    assert isinstance(stamp, exp.Cast) and stamp.to.sql().startswith("TIMESTAMP")
+    assert datetime.fromisoformat(stamp.this.name)
+
+
+def test_before_a_view_stream_is_refused_naming_its_table_stream() -> None:
+    """before= takes no stream; the error comes from the first base table's own read."""
+    with pytest.raises(StreamError) as raised:
+        view_changes(streams=offsets(2), before={"stream": NAME})
+    assert raised.value.msg == (
+        "changes(shop.orders): before= must be a mapping with one of 'version', 'timestamp', "
+        "like {'version': 3} or {'timestamp': '2024-01-01 00:00:00'}, not "
+        f"{{'stream': '{NAME}@shop.orders'}}."
+    )
+
+
+def test_base_tables_in_another_schema_are_read_there() -> None:
+    shop = Shop(view="select o.id from raw.orders o join customers c on o.id = c.id")
+    shop.tables = {"raw.orders": "delta", "shop.customers": "delta"}
+    request = ChangesRequest("shop", "paired", at={"timestamp": AT_1})
+    sql = view_changes_sql(shop, {}, lambda _: None, request)
+    assert "FROM TABLE_CHANGES('`raw`.`orders`', 2, 3)) AS `o`" in sql
+    assert "describe history `raw`.`orders`" in shop.statements
+
+
+def test_a_write_in_a_tables_interval_marks_the_read_for_a_retry_across_evolution() -> None:
+    """Each table's interval holds WRITEs, which may have evolved its schema unseen: the
+    statement carries the marker on which it runs again with Delta's check off."""
+    assert view_changes(at={"timestamp": AT_1}).startswith(f"{RETRY_ACROSS_MARKER} ")
+    unmarked = view_changes(at={"timestamp": AT_1}, end={"timestamp": AT_1})
+    assert RETRY_ACROSS_MARKER not in unmarked  # nothing read: nothing to retry
