@@ -224,9 +224,9 @@ def test_an_unreadable_replaced_schema_names_a_later_start() -> None:
     with pytest.raises(StreamError) as raised:
         changes(Evolved({2: "UPDATE SCHEMA"}), at={"version": 0})
     assert raised.value.msg.startswith(
-        "Stream changes(raw.orders): version 2 of `raw`.`orders` changed its schema "
+        "changes(raw.orders): version 2 of `raw`.`orders` changed its schema "
         "(UPDATE SCHEMA), and Delta cannot read"
-    )  # schema_changes.py words the call as a stream's
+    )
     assert "(versions 1 to 3) across that change" in raised.value.msg
     assert raised.value.msg.endswith("e.g. at={'version': 2}, or without at= / before= "
                                      "(the source's current rows).")  # fmt: skip
@@ -236,6 +236,6 @@ def test_a_rename_and_a_replaced_schema_together_are_refused() -> None:
     with pytest.raises(StreamError) as raised:
         changes(Evolved({2: "RENAME COLUMN", 3: "UPDATE SCHEMA"}), at={"version": 0})
     assert raised.value.msg.startswith(
-        "Stream changes(raw.orders): reading across version 2 of `raw`.`orders`, which "
+        "changes(raw.orders): reading across version 2 of `raw`.`orders`, which "
     )
     assert "and version 3 of `raw`.`orders` " in raised.value.msg

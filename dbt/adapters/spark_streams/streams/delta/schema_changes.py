@@ -38,6 +38,7 @@ from typing import Any
 
 from dbt.adapters.spark_streams.streams.delta.staleness import CommitsSinceOffset
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.sql.catalog import reader_label
 from dbt.adapters.spark_streams.streams.sql.quoting import string_literal
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 
@@ -289,7 +290,7 @@ def _version(row: Row) -> int:
 
 def _unreadable(read: SchemaRead, change: Row, consumer: str) -> StreamError:
     return StreamError(
-        f"Stream {read.stream}: version {_version(change)} of {read.source} "
+        f"{reader_label(read.stream)}: version {_version(change)} of {read.source} "
         f"{describe_change(change)}, and Delta cannot read the stream's pending changes "
         f"(versions {read.start} to {read.end}) across that change. "
         f"{_fix(read, change, consumer)}"
@@ -301,7 +302,7 @@ def unsafe_together(
 ) -> StreamError:
     assert needs.check_off is not None and replaced.replacing is not None
     return StreamError(
-        f"Stream {stream}: reading across version {_version(needs.check_off)} of "
+        f"{reader_label(stream)}: reading across version {_version(needs.check_off)} of "
         f"{needs.source}, which {describe_change(needs.check_off)}, needs Delta's schema check "
         f"off, and version {_version(replaced.replacing)} of {replaced.source} "
         f"{describe_change(replaced.replacing)}, which may have replaced its schema; with the "
@@ -314,15 +315,16 @@ def _peek_refused(read: SchemaRead, consumer: str) -> StreamError:
     assert read.check_off is not None
     if read.started:
         return StreamError(
-            f"Stream {read.stream}: its changes from its start point (versions {read.start} to "
-            f"{read.end} of {read.source}) cross version {_version(read.check_off)}, which "
-            f"{describe_change(read.check_off)}. Delta reads changes across that only in a "
-            "consumer's build, so a peek cannot read them. Start it at or after that version, "
+            f"{reader_label(read.stream)}: its changes from its start point (versions "
+            f"{read.start} to {read.end} of {read.source}) cross version "
+            f"{_version(read.check_off)}, which {describe_change(read.check_off)}. Delta "
+            "reads changes across that only in a consumer's build, so a peek cannot read "
+            "them. Start it at or after that version, "
             f"e.g. at={{'version': {_version(read.check_off)}}}."
         )
     return StreamError(
-        f"Stream {read.stream}: its pending changes (versions {read.start} to {read.end} of "
-        f"{read.source}) cross version {_version(read.check_off)}, which "
+        f"{reader_label(read.stream)}: its pending changes (versions {read.start} to "
+        f"{read.end} of {read.source}) cross version {_version(read.check_off)}, which "
         f"{describe_change(read.check_off)}. Delta reads changes across that only with a "
         "setting the consumer's build applies to its own write, so a peek cannot read them. "
         f"Build the consumer first: dbt run -s {model_name(consumer)}"

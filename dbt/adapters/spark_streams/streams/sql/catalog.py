@@ -87,9 +87,14 @@ def spell_columns(
     return tuple(dict.fromkeys(spelling[column.lower()] for column in unique_key))
 
 
+# The calls that read a table without a stream of their own; errors name them as called.
+CALLS = ("changes(", "for_system_time(", "current_valid_time(")
+
+
 def reader_label(reader: str) -> str:
-    """How errors name a reader: `Stream <name>`, or the `changes(...)` call itself."""
-    return reader if reader.startswith("changes(") else f"Stream {reader}"
+    """How errors name a reader: `Stream <name>`, or the call itself (`changes(...)`,
+    `for_system_time(...)`, `current_valid_time(...)`)."""
+    return reader if reader.startswith(CALLS) else f"Stream {reader}"
 
 
 def is_view(run: RunSql, schema: str, identifier: str) -> bool:
