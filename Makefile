@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration test-store fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
+.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration test-store test-store-long fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -120,6 +120,14 @@ test-store: warm
 	rm -rf build/stores
 	$(BIN)/python scripts/with_stores.py build/stores -- \
 	    $(BIN)/pytest $(XDIST) --durations=10 $(STORE_TESTS)
+
+# The long runs on the object store: builds killed at each step of the commit protocol, and 20
+# rounds of two processes at once (about half an hour).
+test-store-long: warm
+	rm -rf build/stores-long
+	STORE_LONG=1 STORE_ROUNDS=20 $(BIN)/python scripts/with_stores.py build/stores-long -- \
+	    $(BIN)/pytest --durations=10 tests/store/test_crash_on_store.py \
+	    tests/store/test_two_processes.py
 
 # The functional and integration tests, measured per module (tests/measure/): seconds,
 # CPU-seconds, Spark statements and dbt invocations, into build/measure/measure.md (the table in

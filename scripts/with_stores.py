@@ -20,8 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import object_store
 import postgres_metastore
 
-# One per test worker, and one for the processes tests/store/test_two_processes.py starts.
-WORKER_DATABASES = (*(f"metastore_gw{n}" for n in range(4)), "metastore_master", "metastore_procs")
+# One per test worker, and one each for the processes tests/store/test_two_processes.py and
+# test_crash_on_store.py start.
+WORKER_DATABASES = (
+    *(f"metastore_gw{n}" for n in range(4)),
+    "metastore_master",
+    "metastore_procs",
+    "metastore_crash",
+)
 
 
 def main() -> int:

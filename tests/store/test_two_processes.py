@@ -31,23 +31,29 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def store_env() -> dict[str, str]:
+def process_env(tag: str, database: str) -> dict[str, str]:
+    """The crash project's settings for the stores `make test-store` started: a warehouse of
+    its own under s3a://<bucket>/<tag>-..., the catalog in PostgreSQL's `database`."""
     stores = Path(os.environ[STORES_ENV])
     s3 = json.loads((stores / "s3" / "object-store.json").read_text())
     postgres = json.loads((stores / "postgres" / "postgres.json").read_text())
     return {
-        "CRASH_WAREHOUSE_DIR": f"s3a://{s3['bucket']}/procs-{time.time_ns()}/warehouse",
+        "CRASH_WAREHOUSE_DIR": f"s3a://{s3['bucket']}/{tag}-{time.time_ns()}/warehouse",
         "CRASH_S3_ENDPOINT": f"http://127.0.0.1:{s3['port']}",
         "CRASH_S3_ACCESS_KEY": s3["access_key"],
         "CRASH_S3_SECRET_KEY": s3["secret_key"],
         "CRASH_S3_VERSION_REQUIRED": "false",  # as tests/conftest.py says
-        "CRASH_METASTORE_URL": postgres["url"].rsplit("/", 1)[0] + "/metastore_procs",
+        "CRASH_METASTORE_URL": postgres["url"].rsplit("/", 1)[0] + f"/{database}",
         "CRASH_METASTORE_USER": postgres["user"],
         "CRASH_METASTORE_PASSWORD": postgres["password"],
         "CRASH_METASTORE_DRIVER_JAR": postgres["driver_jar"],
         "SPARK_STREAMS_CDS": "0",  # a few processes: an archive's training would outlast them
     }
+
+
+@pytest.fixture(scope="module")
+def store_env() -> dict[str, str]:
+    return process_env("procs", "metastore_procs")
 
 
 def at_once(*commands: dict) -> list[tuple[int, str]]:
