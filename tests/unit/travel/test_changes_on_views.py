@@ -142,14 +142,14 @@ def test_empty_is_typed_as_a_change_feed() -> None:
     assert datetime.fromisoformat(stamp.this.name)
 
 
-def test_before_a_view_stream_is_refused_naming_its_table_stream() -> None:
-    """before= takes no stream; the error comes from the first base table's own read."""
+def test_before_a_view_stream_is_refused_naming_the_views_call() -> None:
+    """before= takes no stream: refused as the user wrote it, before any table is read."""
     with pytest.raises(StreamError) as raised:
         view_changes(streams=offsets(2), before={"stream": NAME})
     assert raised.value.msg == (
-        "changes(shop.orders): before= must be a mapping with one of 'version', 'timestamp', "
-        "like {'version': 3} or {'timestamp': '2024-01-01 00:00:00'}, not "
-        f"{{'stream': '{NAME}@shop.orders'}}."
+        "changes(shop.paired): before= takes {'timestamp': 'YYYY-MM-DD HH:MM:SS'} on a view "
+        f"(every table as of that time), not {{'stream': '{NAME}'}}; a view stream's offsets "
+        "are a start point: give them as at=."
     )
 
 

@@ -81,6 +81,12 @@ def _empty_view_changes_sql(run: RunSql, request: ChangesRequest) -> str:
 
 def _check_points(request: ChangesRequest) -> None:
     for which, point in (("at", request.at), ("before", request.before), ("end", request.end)):
+        if which != "at" and isinstance(point, dict) and "stream" in point:
+            raise StreamError(
+                f"{request.label}: {which}= takes {{'timestamp': 'YYYY-MM-DD HH:MM:SS'}} on a "
+                f"view (every table as of that time), not {point!r}; a view stream's offsets "
+                "are a start point: give them as at=."
+            )
         if isinstance(point, dict) and "version" in point:
             raise StreamError(
                 f"{request.label}: {which}={{'version': ...}} names a version of one table, "
