@@ -87,8 +87,11 @@ class StreamOperations(metaclass=AdapterMeta):
 
     @available
     def drop_stream(self, name: str, project_consumers: list[str]) -> dict[str, Any]:
-        """Forget a stream whose consumer has left the project (streams/status/streams.py)."""
-        record = drop_stream(self.run_rows, self._registry(), name, project_consumers)
+        """Forget a stream whose consumer has left the project (streams/status/streams.py).
+        Its file set goes from the tables builds share: on an object store, in turn with the
+        builds of other processes (lease.shared_writes)."""
+        with lease.shared_writes(f"Stream {name}"):
+            record = drop_stream(self.run_rows, self._registry(), name, project_consumers)
         return dict(vars(record))
 
     @available
