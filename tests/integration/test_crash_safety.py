@@ -76,9 +76,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("step", STEPS)
-def test_killed_build_then_recovery(project: Path, step: str) -> None:
-    round_ = STEPS.index(step) + 1
+def killed_at(project: Path, step: str, env: dict[str, str] | None = None) -> None:
+    """The stream models built at once (a round of source changes first), the process
+    SIGKILLed once every build has reached `step`."""
     crashed = run_dbt_process(
         project,
         "run",
@@ -87,10 +87,15 @@ def test_killed_build_then_recovery(project: Path, step: str) -> None:
         "--threads",
         str(len(STREAM_MODELS)),
         "--vars",
-        f"{{round: {round_}}}",
-        env={CRASH_ENV: step, BUILDS_ENV: str(len(STREAM_MODELS))},
+        f"{{round: {STEPS.index(step) + 1}}}",
+        env={**(env or {}), CRASH_ENV: step, BUILDS_ENV: str(len(STREAM_MODELS))},
     )
     assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_killed_build_then_recovery(project: Path, step: str) -> None:
+    killed_at(project, step)
     wait_for_jvm_exit(project / "metastore")
     # the next step's crash, or the concurrency rounds, consume after this recovery: a
     # recovery that left a batch to consume again fails their invariants

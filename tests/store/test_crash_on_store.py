@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.builds.faults import BUILDS_ENV, CRASH_ENV, STEPS
+from dbt.adapters.spark_streams.streams.builds.faults import STEPS
 from tests.conftest import STORES_ENV
 from tests.integration.dbt_process import run_dbt_process
-from tests.integration.test_crash_safety import PROJECT, STREAM_MODELS, assert_invariants
+from tests.integration.test_crash_safety import PROJECT, assert_invariants, killed_at
 from tests.store.test_two_processes import process_env
 
 pytestmark = pytest.mark.skipif(
@@ -45,19 +45,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, store_env: dict[str, str])
 def test_killed_build_on_the_store_then_recovery(
     project: Path, store_env: dict[str, str], step: str
 ) -> None:
-    round_ = STEPS.index(step) + 1
-    crashed = run_dbt_process(
-        project,
-        "run",
-        "--select",
-        *STREAM_MODELS,
-        "--threads",
-        str(len(STREAM_MODELS)),
-        "--vars",
-        f"{{round: {round_}}}",
-        env={**store_env, CRASH_ENV: step, BUILDS_ENV: str(len(STREAM_MODELS))},
-    )
-    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+    killed_at(project, step, store_env)
     # no wait for the killed JVM: a PostgreSQL metastore admits the next process at once, and
     # the leases it left name a process that is gone
     assert_invariants(run_dbt_process(project, "build", env=store_env))

@@ -63,12 +63,15 @@ NO_CONNECTIONS = (
     "too many connections for role",
     "Too many connections",
 )
+NO_CONNECTION_ADVICE = (
+    "other processes hold all its connections. Each dbt process holds up to six (two pools of "
+    "three); raise the server's max_connections (or the role's connection limit), or run "
+    "fewer dbt processes at once"
+)
 NO_CONNECTIONS_SENTENCE = (
-    "The metastore's database has no connection left: other processes hold all its "
-    "connections. Each dbt process holds up to six (two pools of three); raise the server's "
-    "max_connections (or the role's connection limit), or run fewer dbt processes at once. A "
-    "write that failed before its Delta commit moved no offset; one that failed after it is "
-    "found in the target's history by the next build."
+    f"The metastore's database has no connection left: {NO_CONNECTION_ADVICE}. A write that "
+    "failed before its Delta commit moved no offset; one that failed after it is found in the "
+    "target's history by the next build."
 )
 
 

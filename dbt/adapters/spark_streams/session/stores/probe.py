@@ -17,11 +17,16 @@ from pyspark.sql import SparkSession
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import jdbc_login, scrubbed
 from dbt.adapters.spark_streams.session.embedded_confs import spark_home
+from dbt.adapters.spark_streams.session.errors import NO_CONNECTION_ADVICE
 from dbt.adapters.spark_streams.session.stores.metastore_schema import create_schema, has_schema
 from dbt.adapters.spark_streams.session.stores.object_store import ENDPOINT, S3A
 
 # How long setting S3A up in the JVM may take (loading its classes and the SDK's client).
 SETUP_S = 120.0
+SETUP_TOO_LONG = (
+    f"Setting up S3A (hadoop-aws and its SDK; no request to the store yet) took more than "
+    f"{SETUP_S:.0f} s. The machine may be overloaded; nothing was read or written."
+)
 NETWORK_DATABASES = ("jdbc:postgresql:", "jdbc:mysql:", "jdbc:mariadb:")
 DRIVER_CONF = "spark.hadoop.javax.jdo.option.ConnectionDriverName"
 HADOOP_CONF = "spark.hadoop."
@@ -41,17 +46,11 @@ NO_DRIVER = (
     "cannot be reached: the JVM has no JDBC driver for it. Set metastore_driver_jar to the "
     "driver's jar (PostgreSQL's: org.postgresql:postgresql from Maven Central)"
 )
-# What to do when the metastore's database has no connection left (SQL state 53300).
-NO_CONNECTION_LEFT = (
-    "other processes hold all its connections. Each dbt process holds up to six (two pools of "
-    "three); raise the server's max_connections (or the role's connection limit), or run "
-    "fewer dbt processes at once"
-)
 LOGIN_REFUSALS = {
     "28P01": "refused the login of {user} (wrong password): check metastore_password",
     "28000": "refused the login of {user}: check metastore_user and the server's access rules",
     "3D000": "has no such database: create it, or correct the database in metastore_url",
-    "53300": "has no connection left for {user} ({why}): " + NO_CONNECTION_LEFT,
+    "53300": "has no connection left for {user} ({why}): " + NO_CONNECTION_ADVICE,
 }
 
 
@@ -64,7 +63,8 @@ def probe_stores(session: SparkSession, creds: SparkStreamsCredentials) -> None:
         _warehouse_answers(session, creds, bound)
     url = creds.metastore_url or ""
     if url.startswith(NETWORK_DATABASES):
-        _within(bound, lambda: _login_accepted(session, creds), creds, "the metastore")
+        silence = _silent("The metastore's database", bound)
+        _within(bound, lambda: _login_accepted(session, creds), silence)
         _with_schema(session, creds)
 
 
@@ -94,10 +94,9 @@ def _with_schema(session: SparkSession, creds: SparkStreamsCredentials) -> None:
             raise
 
 
-def _within(
-    seconds: float, ask: Callable[[], Any], creds: SparkStreamsCredentials, what: str
-) -> Any:
-    """What `ask` returns, or a FailedToConnectError once `seconds` passed without it."""
+def _within(seconds: float, ask: Callable[[], Any], silence: str) -> Any:
+    """What `ask` returns, or a FailedToConnectError saying `silence` once `seconds` passed
+    without it."""
     failed: list[BaseException] = []
     answers: list[Any] = []
 
@@ -110,26 +109,18 @@ def _within(
     asking = threading.Thread(target=run, name="dbt-spark-streams-probe", daemon=True)
     asking.start()
     asking.join(seconds)
-    if asking.is_alive() and what == "S3A":
-        raise FailedToConnectError(
-            f"Setting up S3A (hadoop-aws and its SDK; no request to the store yet) took more "
-            f"than {seconds:.0f} s. The machine may be overloaded; nothing was read or written."
-        )
     if asking.is_alive():
-        raise FailedToConnectError(
-            f"{_store_name(what, creds)} did not answer within {seconds} s (connect_timeout x "
-            "(connect_retries + 1)). Check that it runs and that the endpoint is right."
-        )
+        raise FailedToConnectError(silence)
     if failed:
         raise failed[0]
     return answers[0] if answers else None
 
 
-def _store_name(what: str, creds: SparkStreamsCredentials) -> str:
-    if what.startswith(S3A):
-        endpoint = creds.server_side_parameters.get(ENDPOINT, "AWS")
-        return f"The object store of {what} ({endpoint})"
-    return "The metastore's database"
+def _silent(store: str, seconds: float) -> str:
+    return (
+        f"{store} did not answer within {seconds} s (connect_timeout x (connect_retries + 1)). "
+        "Check that it runs and that the endpoint is right."
+    )
 
 
 def _warehouse_answers(
@@ -149,10 +140,12 @@ def _warehouse_answers(
     filesystems = jvm.org.apache.hadoop.fs.FileSystem
     try:
         filesystem = _within(
-            SETUP_S, lambda: filesystems.newInstance(path.toUri(), conf), creds, "S3A"
+            SETUP_S, lambda: filesystems.newInstance(path.toUri(), conf), SETUP_TOO_LONG
         )
         try:
-            _within(bound, lambda: filesystem.exists(path), creds, warehouse)
+            endpoint = creds.server_side_parameters.get(ENDPOINT, "AWS")
+            store = f"The object store of {warehouse} ({endpoint})"
+            _within(bound, lambda: filesystem.exists(path), _silent(store, bound))
         finally:
             filesystem.close()
     except Py4JJavaError as exc:
