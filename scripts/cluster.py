@@ -1,7 +1,8 @@
 """A Spark cluster of separate processes on this machine, to point a `method: connect` profile
 at and for the cluster test: a standalone master, two workers (one core each), a Spark Connect
 server with Delta attached to the master, and a Derby network server holding the Hive
-metastore. Every process sees one warehouse folder. (The cluster test starts one worker with
+metastore. Every process sees one warehouse folder (or, for `make chaos --stores`, one object
+store and a PostgreSQL metastore instead). (The cluster test starts one worker with
 both cores: one executor JVM instead of two, for the same statements.)
 
     python scripts/cluster.py start <dir>   # prints the profile's host, token file and CA
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyspark
@@ -52,6 +54,36 @@ STARTUP_SECONDS = 300
 LOCAL_JVM_OPTIONS = DEFAULT_JVM_OPTIONS + " -XX:+UseSerialGC"
 
 
+@dataclass(frozen=True)
+class Stores:
+    """An object store and a PostgreSQL metastore for the cluster (scripts/object_store.py and
+    scripts/postgres_metastore.py): where S3A reaches the store, its keys and bucket, and
+    postgres_metastore.start's state (the metastore's URL, login and driver jar)."""
+
+    endpoint: str
+    access_key: str
+    secret_key: str
+    bucket: str
+    metastore: dict
+
+    def profile(self) -> dict:
+        """The profile keys that keep the tables on the store and the catalog in PostgreSQL."""
+        return {
+            "warehouse_dir": f"s3a://{self.bucket}/warehouse",
+            "metastore_url": self.metastore["url"],
+            "metastore_user": self.metastore["user"],
+            "metastore_password": self.metastore["password"],
+            "metastore_driver_jar": self.metastore["driver_jar"],
+            "server_side_parameters": {
+                "spark.hadoop.fs.s3a.endpoint": self.endpoint,
+                "spark.hadoop.fs.s3a.access.key": self.access_key,
+                "spark.hadoop.fs.s3a.secret.key": self.secret_key,
+                # S3Proxy answers a folder marker's copy without an ETag (object_store.py)
+                "spark.hadoop.fs.s3a.change.detection.version.required": "false",
+            },
+        }
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("localhost", 0))
@@ -63,19 +95,22 @@ def start(
     server_confs: dict[str, str] | None = None,
     warehouse_mib: int | None = None,
     workers: int = WORKERS,
+    stores: Stores | None = None,
 ) -> dict:
     """Start every process (the metastore first, the Connect server and its TLS proxy last);
     their pids and ports go to <home>/cluster.json for `stop`. `server_confs` are added to the
     Connect server's (the cluster test's interpreted expressions). With `warehouse_mib` the
     warehouse is a tmpfs of that size (root only), so that a test can fill it. The CORES are
-    shared out among `workers` workers, each running one executor."""
+    shared out among `workers` workers, each running one executor. With `stores`, the
+    warehouse is on that object store and the metastore in that PostgreSQL (no Derby)."""
     home.mkdir(parents=True, exist_ok=True)
     ports = {name: free_port() for name in ("derby", "master", "master_ui", "connect", "tls")}
-    state: dict = {"ports": ports, "pids": {}, "workers": workers}
+    state: dict = {"ports": ports, "pids": {}, "workers": workers, "stores": bool(stores)}
     if warehouse_mib:
         _mount_warehouse(home, warehouse_mib)
         state["mounted"] = True
-    start_metastore(home, state)
+    if not stores:
+        start_metastore(home, state)
     master = f"spark://127.0.0.1:{ports['master']}"
     try:
         state["pids"]["master"] = _spawn(home, "master", _master_command(ports))
@@ -87,7 +122,8 @@ def start(
         for worker in range(workers):
             start_worker(home, worker, state, wait=False)
         _wait_for_workers(home, ports["master_ui"], workers)
-        state["connect_command"] = _connect_command(home, ports, master, server_confs, cores)
+        confs = _connect_confs(home, ports, master, server_confs, cores, stores)
+        state["connect_command"] = _connect_command(home, confs)
         _new_token(home)
         start_connect(home, state)
         state["pids"]["tls"] = _spawn(home, "tls", _proxy_command(home, ports))
@@ -171,9 +207,10 @@ def stop(home: Path) -> None:
     for pid in reversed(list(state["pids"].values())):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
-    derby = str(state["ports"]["derby"])
-    subprocess.run(["bash", str(METASTORE_SERVER), "stop", str(home / "metastore"), derby],
-                   check=False, timeout=120)  # fmt: skip
+    if not state.get("stores"):
+        derby = str(state["ports"]["derby"])
+        subprocess.run(["bash", str(METASTORE_SERVER), "stop", str(home / "metastore"), derby],
+                       check=False, timeout=120)  # fmt: skip
     if state.get("mounted"):
         time.sleep(2)  # the JVMs close their files
         subprocess.run(["umount", "-l", str(home / "warehouse")], check=False)
@@ -206,26 +243,25 @@ def _worker_command(home: Path, worker: int, master: str, cores: int) -> list[st
             master]  # fmt: skip
 
 
-def _connect_command(
-    home: Path, ports: dict, master: str, server_confs: dict[str, str] | None, cores: int
-) -> list[str]:
-    """spark-submit of pyspark's Spark Connect server on the master, with the embedded
-    session's confs for a shared metastore (Delta, its jars, the warehouse)."""
-    creds = SparkStreamsCredentials.from_dict(
-        {
-            "schema": "default",
-            "warehouse_dir": str(home / "warehouse"),
-            "metastore_dir": str(home / "metastore"),
-            "metastore_url": f"jdbc:derby://localhost:{ports['derby']}/metastore_db;create=true",
-            "metastore_driver_jar": str(DERBY_CLIENT),
-            "shuffle_partitions": 2,
-            "driver_memory": "1g",
-            "jvm_options": LOCAL_JVM_OPTIONS,
-        }
-    )
-    confs = {
-        **session_confs(creds),
+def _connect_confs(home: Path, ports: dict, master: str, server_confs: dict[str, str] | None,
+                   cores: int, stores: Stores | None) -> dict[str, str]:  # fmt: skip
+    """The Connect server's confs: the embedded session's for a shared metastore (Delta, its
+    jars, the warehouse, the metastore: Derby's network server, or the `stores`)."""
+    profile = {
+        "schema": "default",
+        "warehouse_dir": str(home / "warehouse"),
+        "metastore_dir": str(home / "metastore"),
+        "metastore_url": f"jdbc:derby://localhost:{ports['derby']}/metastore_db;create=true",
+        "metastore_driver_jar": str(DERBY_CLIENT),
+        "shuffle_partitions": 2,
+        "driver_memory": "1g",
+        "jvm_options": LOCAL_JVM_OPTIONS,
+        **(stores.profile() if stores else {}),
+    }
+    return {
+        **session_confs(SparkStreamsCredentials.from_dict(profile)),
         "spark.app.name": "dbt-spark-streams-connect",
+        "spark.master": master,
         "spark.connect.grpc.binding.port": str(ports["connect"]),
         "spark.executor.memory": "512m",
         "spark.executor.extraJavaOptions": LOCAL_JVM_OPTIONS,
@@ -233,9 +269,18 @@ def _connect_command(
         "spark.cores.max": str(CORES),
         **(server_confs or {}),
     }
-    options = [item for key, value in confs.items() for item in ("--conf", f"{key}={value}")]
-    return [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master,
-            "--class", CONNECT_SERVER, *options, "spark-internal"]  # fmt: skip
+
+
+def _connect_command(home: Path, confs: dict[str, str]) -> list[str]:
+    """spark-submit of pyspark's Spark Connect server on the master, its confs in a properties
+    file of the owner's only (the store's and the metastore's secrets never in a process
+    listing)."""
+    properties = home / "connect.conf"
+    properties.touch(mode=0o600)
+    properties.write_text("".join(f"{key}={value}\n" for key, value in confs.items()))
+    return [str(SPARK_HOME / "bin" / "spark-submit"), "--master", confs["spark.master"],
+            "--properties-file", str(properties), "--class", CONNECT_SERVER,
+            "spark-internal"]  # fmt: skip
 
 
 def _spawn(home: Path, name: str, command: list[str], extra_env: dict | None = None) -> int:

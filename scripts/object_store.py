@@ -85,35 +85,50 @@ def start(
     fetch_jars()
     home.mkdir(parents=True, exist_ok=True)
     (home / "blobs" / bucket).mkdir(parents=True, exist_ok=True)
-    port = port or free_port()
     keys = {"access_key": f"streams{secrets.token_hex(4)}", "secret_key": secrets.token_hex(20)}
-    settings = {
-        "s3proxy.endpoint": f"http://127.0.0.1:{port}",
-        "s3proxy.authorization": "aws-v2-or-v4",
-        "s3proxy.identity": keys["access_key"],
-        "s3proxy.credential": keys["secret_key"],
-        "jclouds.provider": "filesystem-nio2",
-        "jclouds.filesystem.basedir": str(home / "blobs"),
-    }
     # Its jars carry no logging configuration, and logback's default logs every request at DEBUG.
     logging = (
         REQUEST_LOG.replace("REQUESTS", str(home / "requests.log")) if request_log else LOGBACK
     )
     (home / "logback.xml").write_text(logging)
+    state = {"port": port or free_port(), "bucket": bucket, **keys}
+    return _launch(home, state)
+
+
+def restart(home: Path) -> dict:
+    """Start S3Proxy again after `kill`: the same port, keys, bucket and objects."""
+    return _launch(home, json.loads((home / STATE).read_text()))
+
+
+def kill(home: Path) -> None:
+    """End S3Proxy at once (SIGKILL), as a crashed store ends; `restart` brings it back."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(json.loads((home / STATE).read_text())["pid"], signal.SIGKILL)
+
+
+def _launch(home: Path, state: dict) -> dict:
+    settings = {
+        "s3proxy.endpoint": f"http://127.0.0.1:{state['port']}",
+        "s3proxy.authorization": "aws-v2-or-v4",
+        "s3proxy.identity": state["access_key"],
+        "s3proxy.credential": state["secret_key"],
+        "jclouds.provider": "filesystem-nio2",
+        "jclouds.filesystem.basedir": str(home / "blobs"),
+    }
     conf = home / "s3proxy.conf"
     conf.touch(mode=0o600)
     conf.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
-    with (home / "s3proxy.log").open("w") as log:
+    with (home / "s3proxy.log").open("a") as log:
         process = subprocess.Popen(
             [*JAVA, f"-Dlogback.configurationFile={home / 'logback.xml'}", "-cp", f"{JARS}/*",
              MAIN, "--properties", str(conf)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-    state = {"pid": process.pid, "port": port, "bucket": bucket, **keys}
+    state = {**state, "pid": process.pid}
     (home / STATE).write_text(json.dumps(state))
     (home / STATE).chmod(0o600)
-    _wait_for_port(home, process, port)
-    return {**state, "endpoint": f"http://127.0.0.1:{port}"}
+    _wait_for_port(home, process, state["port"])
+    return {**state, "endpoint": f"http://127.0.0.1:{state['port']}"}
 
 
 def stop(home: Path) -> None:

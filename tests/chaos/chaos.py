@@ -41,8 +41,9 @@ from pathlib import Path
 from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from scripts import cluster
+from tests.chaos import stores
 from tests.chaos.checks import RunSql, Verdict, check
-from tests.chaos.faults import KINDS, Injection, inject, repair, wait_gone
+from tests.chaos.faults import KINDS, STORE_KINDS, Injection, inject, repair, wait_gone
 from tests.integration.dbt_process import dbt_command, run_dbt_process
 from tests.soak.soak import AUTO_MERGE, Soak, prepare
 
@@ -107,7 +108,7 @@ class Chaos:
     home: Path
     project: Path
     soak: Soak
-    tallies: dict[str, Tally] = field(default_factory=lambda: {kind: Tally() for kind in KINDS})
+    tallies: dict[str, Tally] = field(default_factory=dict)
     cycles: list[Cycle] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     _last: float = field(default_factory=time.monotonic)
@@ -132,13 +133,16 @@ def plan(soak: Soak, kinds: tuple[str, ...] = KINDS) -> Cycle:
     rng = soak.rng
     statements = (AUTO_MERGE, *(soak.statement() for _ in range(rng.randint(2, 8))))
     kind = rng.choice(kinds)
-    times = {"client": 1, "server": rng.randint(1, 2)}.get(kind, rng.randint(*REPEATED))
+    times = {"client": 1, "server": rng.randint(1, 2), "stall": rng.randint(1, 3)}.get(
+        kind, rng.randint(*REPEATED)
+    )
+    holds = {"server": (0.5, 2.0), "stall": stores.STALL_S}
     injections = tuple(
         Injection(
             kind,
             after_starts=rng.randint(1, 3) if number == 0 else 0,
             delay=rng.uniform(0, 2),
-            hold=rng.uniform(0.5, 2.0) if kind == "server" else rng.uniform(1.0, 4.0),
+            hold=rng.uniform(*holds.get(kind, (1.0, 4.0))),
             worker=rng.randrange(2),
         )
         for number in range(times)
@@ -236,8 +240,8 @@ def play(chaos: Chaos, cycle: Cycle) -> str | None:
         verdict = check(run_sql(session))
     chaos.clock("check")
     for kind in {injection.kind for injection in injected}:
-        count(chaos.tallies[kind], injected, kind, (failed, succeeded, not survived), messages,
-              verdict)  # fmt: skip
+        tally = chaos.tallies.setdefault(kind, Tally())
+        count(tally, injected, kind, (failed, succeeded, not survived), messages, verdict)
     if not verdict.passed:
         return "after the recovery: " + "; ".join(verdict.wrong)
     return None
@@ -258,11 +262,14 @@ def count(tally: Tally, injected: list[Injection], kind: str, builds: tuple[int,
     tally.messages.update(messages)
 
 
-def start(root: Path, seed: int) -> Chaos:
-    """The cluster (warehouse on a tmpfs) in <root>/cluster, and the soak's project built once
-    over it."""
+def start(root: Path, seed: int, kinds: tuple[str, ...], on_stores: bool) -> Chaos:
+    """The cluster in <root>/cluster (its warehouse on a tmpfs, or `on_stores` on an object
+    store with a PostgreSQL metastore), and the soak's project built once over it."""
     home = root / "cluster"
-    keys = cluster.start(home, warehouse_mib=WAREHOUSE_MIB)
+    if on_stores:
+        keys = cluster.start(home, stores.S3A_CONFS, stores=stores.start(home))
+    else:
+        keys = cluster.start(home, warehouse_mib=WAREHOUSE_MIB)
     project = prepare(root)
     (project / "profiles.yml").write_text(PROFILE.format(host=keys["host"]))
     first = run_dbt_process(
@@ -270,7 +277,7 @@ def start(root: Path, seed: int) -> Chaos:
     )
     if first.returncode != 0:
         raise RuntimeError(f"the first build failed:\n{first.stdout[-5000:]}")
-    return Chaos(seed, home, project, Soak(seed))
+    return Chaos(seed, home, project, Soak(seed), {kind: Tally() for kind in kinds})
 
 
 def run(chaos: Chaos, cycles: list[Cycle] | None, injections: int, minutes: float,
@@ -331,43 +338,57 @@ def load(path: Path) -> list[Cycle]:
     ]
 
 
-def main() -> None:
+def options() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
     parser.add_argument("--injections", type=int, default=200)
     parser.add_argument("--minutes", type=float, default=85)
     parser.add_argument(
+        "--stores",
+        action="store_true",
+        help="tables on an object store, the metastore in PostgreSQL, and their faults",
+    )
+    parser.add_argument(
         "--kinds",
-        default=",".join(KINDS),
-        help=f"the faults to inject, comma-separated (of {', '.join(KINDS)})",
+        help=f"the faults to inject, comma-separated (of {', '.join(KINDS)}; with --stores, "
+        f"of {', '.join(STORE_KINDS)}); by default all of them",
     )
     parser.add_argument("--replay", type=Path, help="a sequence a failed chaos run saved")
     parser.add_argument("--out", type=Path, default=Path("chaos-results.md"))
-    options = parser.parse_args()
-    if shutil.which("mount") is None:
+    chosen = parser.parse_args()
+    allowed = STORE_KINDS if chosen.stores else KINDS
+    chosen.kinds = tuple(chosen.kinds.split(",")) if chosen.kinds is not None else allowed
+    if set(chosen.kinds) - set(allowed):  # an empty --kinds splits to ("",), not a kind
+        sys.exit(f"--kinds takes some of {', '.join(allowed)}, comma-separated")
+    if "disk" in chosen.kinds and shutil.which("mount") is None:
         sys.exit("make chaos mounts a tmpfs for the warehouse: it needs mount(8) and root")
-    kinds = tuple(options.kinds.split(","))
-    if set(kinds) - set(KINDS):  # an empty --kinds splits to ("",), not a kind
-        sys.exit(f"--kinds takes some of {', '.join(KINDS)}, comma-separated")
-    cycles = load(options.replay) if options.replay else None
+    return chosen
+
+
+def main() -> None:
+    chosen = options()
+    cycles = load(chosen.replay) if chosen.replay else None
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="chaos-") as root:
+        home = Path(root) / "cluster"
         try:
-            chaos = start(Path(root), options.seed)
+            chaos = start(Path(root), chosen.seed, chosen.kinds, chosen.stores)
             try:
-                failed = run(chaos, cycles, options.injections, options.minutes, kinds)
+                failed = run(chaos, cycles, chosen.injections, chosen.minutes, chosen.kinds)
             except KeyboardInterrupt:  # a hung run stopped by hand: its figures so far
                 failed = "interrupted (a run that hangs is a failure too)"
         finally:
-            cluster.stop(Path(root) / "cluster")
+            cluster.stop(home)
+            if chosen.stores:
+                stores.stop(home)
     report = figures(chaos, (time.monotonic() - began) / 60)
     print("\n" + report)
     if failed:
         print(f"\nCHAOS FAILED in cycle {len(chaos.cycles)} (seed {chaos.seed}): {failed}")
         print(f"The sequence is saved to {save(chaos)}; replay it with --replay <that file>.")
         sys.exit(1)
-    options.out.write_text(report + "\n")
-    print(f"\nChaos passed: 0 rows lost, 0 doubled; figures in {options.out}.")
+    chosen.out.write_text(report + "\n")
+    print(f"\nChaos passed: 0 rows lost, 0 doubled; figures in {chosen.out}.")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scripts import cluster
+from tests.chaos import stores
 
 KINDS = ("worker", "server", "client", "metastore", "disk")
+# With the tables on an object store and the catalog in PostgreSQL (chaos --stores): their
+# faults, and the cluster's that still apply (Derby's and the local disk's do not).
+STORE_KINDS = (*stores.KINDS, "worker", "server", "client")
 FILLER = ".chaos-filler"
 
 
@@ -45,6 +49,8 @@ def inject(home: Path, injection: Injection, dbt: subprocess.Popen) -> None:
         cluster.kill_metastore(home)
     elif injection.kind == "disk":
         fill(home / "warehouse")
+    elif injection.kind in stores.KINDS:
+        stores.inject(home, injection.kind)
     else:
         raise ValueError(f"unknown fault {injection.kind}")
 
@@ -59,6 +65,8 @@ def repair(home: Path, injection: Injection) -> None:
         cluster.start_metastore(home)
     elif injection.kind == "disk":
         (home / "warehouse" / FILLER).unlink(missing_ok=True)
+    elif injection.kind in stores.KINDS:
+        stores.repair(home, injection.kind)
 
 
 def fill(warehouse: Path) -> None:

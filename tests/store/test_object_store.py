@@ -146,6 +146,45 @@ def test_the_store_takes_a_conditional_put_once(spark, spark_home):
     assert written(filesystem, conditional) == b"first"
 
 
+def test_a_listing_holds_every_object_while_others_land(spark, spark_home):
+    """Delta finds a table's versions by listing its `_delta_log`: a LIST that leaves out an
+    old commit while another process writes the next one fails the read (versions not
+    contiguous), as S3Proxy 4.0's file-system backend did (a PUT's temporary file vanishing
+    under its listing ended the listing). S3 lists every object written before the LIST."""
+    creds = session_credentials(spark_home)
+    jvm = spark._jvm
+    folder = jvm.org.apache.hadoop.fs.Path(f"{creds.warehouse_dir}/listing/{time.time_ns()}")
+    filesystem = folder.getFileSystem(spark._jsc.hadoopConfiguration())
+
+    def put(name: str) -> None:
+        out = filesystem.create(jvm.org.apache.hadoop.fs.Path(folder, name), False)
+        out.write(b"{}")
+        out.close()
+
+    old = {f"{version:020d}.json" for version in range(8)}
+    for name in sorted(old):
+        put(name)
+    landing = threading.Event()
+
+    def land() -> None:
+        version = len(old)
+        while not landing.is_set():
+            put(f"{version:020d}.json")
+            version += 1
+
+    writer = threading.Thread(target=land)
+    writer.start()
+    try:
+        short = []
+        for _ in range(150):
+            names = {str(status.getPath().getName()) for status in filesystem.listStatus(folder)}
+            short += [sorted(old - names)] if old - names else []
+    finally:
+        landing.set()
+        writer.join()
+    assert short == []
+
+
 def test_one_build_of_a_consumer_at_a_time(spark, spark_home, monkeypatch):
     warehouse = str(session_credentials(spark_home).warehouse_dir)
     jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
