@@ -38,6 +38,7 @@ from dbt.adapters.spark_streams.streams.builds.config import (
 )
 from dbt.adapters.spark_streams.streams.builds.faults import at_step
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeState, NodeStates
+from dbt.adapters.spark_streams.streams.delta.history_rows import with_mappings
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds import choose
 from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest
@@ -94,11 +95,12 @@ class StreamMethods(metaclass=AdapterMeta):
         self._source_write_lock = threading.Lock()
 
     def run_rows(self, sql: str) -> list[Row]:
-        """Run one statement and return its rows as dicts (column name to value)."""
+        """Run one statement and return its rows as dicts (column name to value), a history's
+        map columns as dicts whichever method brought them (streams/delta/history_rows.py)."""
         _, cursor = self.connections.add_query(sql, auto_begin=False)
         rows = cursor.fetchall() or []
         names = [column[0] for column in cursor.description or []]
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        return [with_mappings(dict(zip(names, row, strict=True))) for row in rows]
 
     def _registry(self) -> Registry:
         """One Registry per adapter, so its table is created-if-missing once, not per read."""

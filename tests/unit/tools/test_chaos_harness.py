@@ -4,9 +4,10 @@ runs."""
 
 from pathlib import Path
 
+from tests.chaos import stores
 from tests.chaos.chaos import KINDS, REPEATED, Chaos, Tally, count, error_messages, figures, plan
 from tests.chaos.checks import COMPARISONS, Verdict, check
-from tests.chaos.faults import Injection
+from tests.chaos.faults import STORE_KINDS, Injection
 from tests.soak.soak import Soak
 
 RUN_OUTPUT = """\x1b[0m10:31:23  Runtime Error in model orders_audit (models/orders_audit.sql)
@@ -36,6 +37,20 @@ def test_a_run_gets_several_faults_of_a_kind_it_goes_on_through() -> None:
     for cycle in (plan(soak, ("worker", "disk")) for _ in range(50)):
         assert {i.kind for i in cycle.injections} <= {"worker", "disk"}
         assert REPEATED[0] <= len(cycle.injections) <= REPEATED[1]
+
+
+def test_store_faults_stall_past_s3as_timeout_a_few_times() -> None:
+    soak = Soak(seed=8)
+    cycles = [plan(soak, STORE_KINDS) for _ in range(200)]
+    assert {c.injections[0].kind for c in cycles} == set(STORE_KINDS)
+    for cycle in cycles:
+        if cycle.injections[0].kind == "stall":
+            assert 1 <= len(cycle.injections) <= 3
+            assert all(stores.STALL_S[0] <= i.hold <= stores.STALL_S[1] for i in cycle.injections)
+            assert stores.STALL_S[0] > int(stores.TIMEOUT.removesuffix("s"))
+        elif cycle.injections[0].kind in ("store", "slowdown", "postgres"):
+            assert REPEATED[0] <= len(cycle.injections) <= REPEATED[1]
+            assert all(1.0 <= i.hold <= 4.0 for i in cycle.injections)
 
 
 def test_a_run_that_needed_no_recovery_counts_none() -> None:
@@ -74,7 +89,8 @@ def test_the_check_counts_lost_and_doubled_rows_per_target() -> None:
 
 
 def test_the_figures_give_each_kinds_row_and_where_the_minutes_went() -> None:
-    chaos = Chaos(seed=60, home=Path("."), project=Path("."), soak=Soak(seed=60))
+    tallies = {kind: Tally() for kind in KINDS}
+    chaos = Chaos(seed=60, home=Path("."), project=Path("."), soak=Soak(seed=60), tallies=tallies)
     faults = [Injection("disk", 1, 0.0, 1.0)]
     count(chaos.tallies["disk"], faults, "disk", (3, 3, True), ["A file system ... full"],
           Verdict(compared=70))  # fmt: skip
