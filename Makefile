@@ -10,14 +10,14 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo test lint docs wheel peer unit warm measure functional integration test-store test-store-long fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): setup.cfg pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,connect,docs]'
+	$(BIN)/pip install --quiet -e '.[dev,connect,thrift,docs]'
 	touch $@
 
 install: $(STAMP)
@@ -31,6 +31,13 @@ jars:
 
 demo: install
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
+
+# The same demo with every table on an object store (S3Proxy) and the catalog in PostgreSQL,
+# both started for it and stopped after (the profile's `store` target).
+demo-store: install
+	rm -rf build/demo-store integration_project/metastore-store
+	DBT_TARGET=store PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/with_stores.py \
+	    build/demo-store -- bash scripts/demo.sh
 
 lint: install
 	$(BIN)/ruff check .

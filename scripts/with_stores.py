@@ -30,6 +30,21 @@ WORKER_DATABASES = (
 )
 
 
+def profile_env(store: dict, postgres: dict) -> dict[str, str]:
+    """The variables a profile's `env_var()` reads the stores' settings from (the demo's
+    `store` target): the endpoint, keys and bucket, the metastore's URL, login and driver."""
+    return {
+        "STREAMS_S3_ENDPOINT": store["endpoint"],
+        "STREAMS_S3_BUCKET": store["bucket"],
+        "STREAMS_S3_ACCESS_KEY": store["access_key"],
+        "STREAMS_S3_SECRET_KEY": store["secret_key"],
+        "STREAMS_METASTORE_URL": postgres["url"],
+        "STREAMS_METASTORE_USER": postgres["user"],
+        "STREAMS_METASTORE_PASSWORD": postgres["password"],
+        "STREAMS_METASTORE_DRIVER_JAR": postgres["driver_jar"],
+    }
+
+
 def main() -> int:
     home = Path(sys.argv[1]).resolve()
     command = sys.argv[sys.argv.index("--") + 1 :]
@@ -38,7 +53,7 @@ def main() -> int:
         store = object_store.start(home / "s3")
         postgres = postgres_metastore.start(home / "postgres", databases=WORKER_DATABASES)
         print(f"with_stores: S3Proxy on {store['endpoint']}, PostgreSQL on {postgres['port']}")
-        env = {**os.environ, "SPARK_STREAMS_STORES": str(home)}
+        env = {**os.environ, "SPARK_STREAMS_STORES": str(home), **profile_env(store, postgres)}
         return subprocess.run(command, env=env, check=False).returncode
     finally:
         postgres_metastore.stop(home / "postgres")

@@ -50,6 +50,25 @@ class StreamsConnectionMethod(StrEnum):
 
 
 LOCAL_METHODS = (StreamsConnectionMethod.SESSION, StreamsConnectionMethod.CONNECT)
+_RETRIES = ("connect_timeout", "connect_retries")
+# What `dbt debug` shows of each method's profile: its own keys, none of another method's.
+DEBUG_KEYS = {
+    StreamsConnectionMethod.SESSION: (
+        "schema", "warehouse_dir", "metastore_dir", "metastore_url", "metastore_user",
+        "metastore_password", "delta_package", "jars_dir", "master", "shuffle_partitions",
+        *_RETRIES,
+    ),
+    StreamsConnectionMethod.CONNECT: ("host", "use_ssl", "token", "ca_cert", "schema", *_RETRIES),
+    StreamsConnectionMethod.THRIFT: (
+        "host", "port", "user", "auth", "kerberos_service_name", "use_ssl", "schema", *_RETRIES,
+    ),
+    StreamsConnectionMethod.HTTP: (
+        "host", "port", "cluster", "endpoint", "organization", "token", "schema", *_RETRIES,
+    ),
+    StreamsConnectionMethod.ODBC: (
+        "host", "port", "cluster", "endpoint", "driver", "schema", *_RETRIES,
+    ),
+}  # fmt: skip
 
 
 @dataclass
@@ -161,24 +180,6 @@ class SparkStreamsCredentials(SparkCredentials):
                 yield key, masked(value) if isinstance(value, str) else value
 
     def _connection_keys(self) -> tuple[str, ...]:
-        """Keys `dbt debug` prints: enough to tell where the data lives and how it is reached
-        (a secret as *****, see connection_info)."""
-        return (
-            "method",
-            "host",
-            "use_ssl",
-            "token",
-            "ca_cert",
-            "schema",
-            "warehouse_dir",
-            "metastore_dir",
-            "metastore_url",
-            "metastore_user",
-            "metastore_password",
-            "delta_package",
-            "jars_dir",
-            "master",
-            "shuffle_partitions",
-            "connect_timeout",
-            "connect_retries",
-        )
+        """Keys `dbt debug` prints: those of the method in use, enough to tell where the data
+        lives and how it is reached (a secret as *****, see connection_info)."""
+        return ("method", *DEBUG_KEYS[StreamsConnectionMethod(self.method)])

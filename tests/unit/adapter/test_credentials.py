@@ -70,13 +70,42 @@ def test_dbt_debug_prints_every_secret_masked() -> None:
     )
     shown = dict(creds.connection_info())
     assert shown["host"] == "sc://spark.example.com:443/;use_ssl=true;token=*****"
-    assert shown["metastore_url"] == "jdbc:derby://db:1527/ms;user=app;password=*****"
-    assert shown["metastore_password"] is None and shown["token"] is None
+    assert shown["token"] is None
     assert not any(s in str(shown) for s in (TOKEN, "hunter22"))
     assert set(creds.secrets()) == {TOKEN, "hunter22"}
+    session = credentials(metastore_url="jdbc:derby://db:1527/ms;user=app;password=hunter22")
+    shown = dict(session.connection_info())
+    assert shown["metastore_url"] == "jdbc:derby://db:1527/ms;user=app;password=*****"
+    assert shown["metastore_password"] is None and "hunter22" not in str(shown)
     keyed = credentials(metastore_url="jdbc:derby://db:1527/ms", metastore_password="also-secret")
     assert dict(keyed.connection_info())["metastore_password"] == "*****"
     assert keyed.secrets() == ["also-secret"]
+
+
+@pytest.mark.parametrize(
+    "profile, shown, hidden",
+    [
+        ({}, {"warehouse_dir", "master", "metastore_url"}, {"host", "token", "port"}),
+        (
+            {"method": "connect", "host": "sc://h:15002"},
+            {"host", "token", "use_ssl", "connect_timeout"},
+            {"master", "delta_package", "warehouse_dir", "port"},
+        ),
+        (
+            {"method": "thrift", "host": "127.0.0.1", "port": 10000, "user": "dbt"},
+            {"host", "port", "user", "auth", "schema"},
+            {"master", "delta_package", "warehouse_dir", "jars_dir", "token", "metastore_url"},
+        ),
+        (
+            {"method": "http", "host": "h", "token": TOKEN, "cluster": "c"},
+            {"host", "cluster", "token", "endpoint"},
+            {"master", "delta_package", "user"},
+        ),
+    ],
+)
+def test_dbt_debug_shows_only_the_keys_of_the_method_in_use(profile, shown, hidden) -> None:
+    keys = {key for key, _ in credentials(**profile).connection_info()}
+    assert "method" in keys and shown <= keys and not hidden & keys
 
 
 def test_the_token_and_tls_keys_join_the_connect_url() -> None:

@@ -1,0 +1,139 @@
+"""A Spark Thrift Server on this machine, for dbt-spark's `thrift` method: the server PySpark's
+wheel ships (spark-hive-thriftserver, class HiveThriftServer2), started with spark-submit on a
+local master, Delta configured as the embedded session configures it, its metastore embedded
+Derby in <dir>/metastore (the server is the only process that opens it), on loopback.
+
+    python scripts/thrift_server.py start <dir>   # prints the profile's host and port
+    python scripts/thrift_server.py stop <dir>
+
+Delta's jars go on the driver's class path as well as `spark.jars`: the server resolves the
+`delta` data source when it starts, before jars added at run time are seen (without them:
+`DATA_SOURCE_NOT_FOUND: delta`). Only Delta's own jars go there; the whole resolved set put
+another Jackson ahead of Spark's.
+"""
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyspark
+
+from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
+from dbt.adapters.spark_streams.session.embedded_confs import session_confs
+
+SPARK_HOME = Path(pyspark.__file__).parent
+SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+STATE = "thrift-server.json"
+STARTUP_SECONDS = 300
+# Delta's own jars as the jar cache (io.delta_delta-spark_...) or Maven names them
+DELTA_JAR = re.compile(r"/(io\.delta_)?delta-[a-z-]+[_-][0-9][^/]*\.jar$")
+JVM_OPTIONS = DEFAULT_JVM_OPTIONS + " -XX:+UseSerialGC"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def server_confs(home: Path, port: int, profile: dict | None = None) -> dict[str, str]:
+    """The server's confs: the embedded session's for a warehouse and metastore in <home>
+    (or `profile`'s keys), Delta's jars on the driver's class path, the port on loopback."""
+    creds = SparkStreamsCredentials.from_dict(
+        {
+            "schema": "default",
+            "warehouse_dir": str(home / "warehouse"),
+            "metastore_dir": str(home / "metastore"),
+            "shuffle_partitions": 2,
+            "driver_memory": "1g",
+            "jvm_options": JVM_OPTIONS,
+            **(profile or {}),
+        }
+    )
+    confs = session_confs(creds)
+    jars = [jar for jar in confs.get("spark.jars", "").split(",") if DELTA_JAR.search(jar)]
+    if not jars:
+        raise RuntimeError(
+            "No Delta jars on this machine yet: run `make warm` (or `make jars` and set "
+            "jars_dir) first; the Thrift Server needs them on its class path at start."
+        )
+    return {
+        **confs,
+        "spark.app.name": "dbt-spark-streams-thrift",
+        "spark.master": "local[2]",
+        "spark.driver.extraClassPath": ":".join(jars),
+        "spark.hadoop.hive.server2.thrift.port": str(port),
+        "spark.hadoop.hive.server2.thrift.bind.host": "127.0.0.1",
+        "spark.hadoop.hive.server2.transport.mode": "binary",
+    }
+
+
+def start(home: Path, profile: dict | None = None) -> dict:
+    """Start the server; its pid and port go to <home>/thrift-server.json (and are returned)."""
+    home.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    properties = home / "thrift-server.conf"
+    properties.touch(mode=0o600)
+    confs = server_confs(home, port, profile)
+    properties.write_text("".join(f"{key}={value}\n" for key, value in confs.items()))
+    command = [
+        str(SPARK_HOME / "bin" / "spark-submit"), "--properties-file", str(properties),
+        "--class", SERVER, "spark-internal",
+        "--hiveconf", f"hive.server2.thrift.port={port}",
+        "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1",
+    ]  # fmt: skip
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOG_DIR": str(home / "logs")}
+    with (home / "thrift-server.log").open("w") as log:
+        process = subprocess.Popen(command, cwd=home, stdout=log, stderr=subprocess.STDOUT,
+                                   env=env, start_new_session=True)  # fmt: skip
+    state = {"pid": process.pid, "port": port}
+    (home / STATE).write_text(json.dumps(state))
+    _wait_for_port(home, process, port)
+    return state
+
+
+def stop(home: Path) -> None:
+    state_file = home / STATE
+    if not state_file.exists():
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(json.loads(state_file.read_text())["pid"], signal.SIGTERM)
+    state_file.unlink()
+
+
+def kill(home: Path) -> None:
+    """End the server at once (SIGKILL), as a crashed server ends."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(json.loads((home / STATE).read_text())["pid"], signal.SIGKILL)
+
+
+def _wait_for_port(home: Path, process: subprocess.Popen, port: int) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(1)
+    log = (home / "thrift-server.log").read_text()[-4000:]
+    raise RuntimeError(f"the Thrift Server is not listening on port {port}:\n{log}")
+
+
+if __name__ == "__main__":
+    action, folder = sys.argv[1], Path(sys.argv[2]).resolve()
+    if action == "start":
+        started = start(folder)
+        print(
+            "Spark Thrift Server up. Profile: method: thrift, host: 127.0.0.1, "
+            f"port: {started['port']}, user: {os.environ.get('USER', 'dbt')}"
+        )
+    elif action == "stop":
+        stop(folder)
+    else:
+        sys.exit("usage: python scripts/thrift_server.py start|stop <dir>")
