@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -127,6 +127,16 @@ test-store: warm
 	rm -rf build/stores
 	$(BIN)/python scripts/with_stores.py build/stores -- \
 	    $(BIN)/pytest $(XDIST) --durations=10 $(STORE_TESTS)
+
+# Streams over dbt-spark's `thrift` method: a Spark Thrift Server (the one PySpark ships) with a
+# PostgreSQL metastore, both started by scripts/with_thrift.py and stopped after; each test
+# process's own session shares the server's warehouse and catalog to set sources up and check.
+THRIFT_TESTS ?= $(F)/test_seed_examples.py $(F)/test_changes.py $(F)/test_view_streams.py \
+    $(F)/test_file_streams.py $(F)/test_history.py::TestHistory $(F)/test_threads.py
+test-thrift: warm
+	rm -rf build/thrift
+	$(BIN)/python scripts/with_thrift.py build/thrift -- \
+	    $(BIN)/pytest $(XDIST) --durations=10 $(THRIFT_TESTS)
 
 # The long runs on the object store: builds killed at each step of the commit protocol, and 20
 # rounds of two processes at once (about half an hour).

@@ -47,7 +47,7 @@ REQUEST_LOG = """<configuration>
   </appender>
   <appender name="requests" class="ch.qos.logback.core.FileAppender">
     <file>REQUESTS</file>
-    <encoder><pattern>%msg%n</pattern></encoder>
+    <encoder><pattern>%d{HH:mm:ss.SSS} %msg%n</pattern></encoder>
   </appender>
   <logger name="org.gaul.s3proxy.S3ProxyHandler" level="DEBUG" additivity="false">
     <appender-ref ref="requests"/>

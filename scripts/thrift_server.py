@@ -8,8 +8,9 @@ Derby in <dir>/metastore (the server is the only process that opens it), on loop
 
 Delta's jars go on the driver's class path as well as `spark.jars`: the server resolves the
 `delta` data source when it starts, before jars added at run time are seen (without them:
-`DATA_SOURCE_NOT_FOUND: delta`). Only Delta's own jars go there; the whole resolved set put
-another Jackson ahead of Spark's.
+`DATA_SOURCE_NOT_FOUND: delta`), and opens a network metastore, whose JDBC driver goes there
+too. Of the resolved set only Delta's own jars go there: the whole set put another Jackson
+ahead of Spark's.
 """
 
 import contextlib
@@ -64,11 +65,13 @@ def server_confs(home: Path, port: int, profile: dict | None = None) -> dict[str
             "No Delta jars on this machine yet: run `make warm` (or `make jars` and set "
             "jars_dir) first; the Thrift Server needs them on its class path at start."
         )
+    # the metastore's JDBC driver too: the server opens the metastore as it starts
+    driver = [creds.metastore_driver_jar] if creds.metastore_driver_jar else []
     return {
         **confs,
         "spark.app.name": "dbt-spark-streams-thrift",
         "spark.master": "local[2]",
-        "spark.driver.extraClassPath": ":".join(jars),
+        "spark.driver.extraClassPath": ":".join([*jars, *driver]),
         "spark.hadoop.hive.server2.thrift.port": str(port),
         "spark.hadoop.hive.server2.thrift.bind.host": "127.0.0.1",
         "spark.hadoop.hive.server2.transport.mode": "binary",

@@ -102,8 +102,30 @@ def session_target(spark_home: Path) -> dict:
     jars_dir = os.environ.get("SPARK_STREAMS_JARS_DIR")
     if jars_dir:
         target["jars_dir"] = jars_dir
-    stores = os.environ.get(STORES_ENV)
+    stores, thrift = os.environ.get(STORES_ENV), os.environ.get(THRIFT_ENV)
+    if thrift:
+        return {**target, **thrift_shared(Path(thrift))}
     return {**target, **store_settings(Path(stores), spark_home)} if stores else target
+
+
+# Set by scripts/with_thrift.py (`make test-thrift`): the folder of the Thrift Server's state
+# (thrift/thrift-server.json), its PostgreSQL metastore's (postgres/postgres.json) and its
+# warehouse. dbt reaches Spark over thrift; a test process's embedded session shares the
+# server's warehouse and catalog.
+THRIFT_ENV = "SPARK_STREAMS_THRIFT"
+
+
+def thrift_shared(home: Path) -> dict:
+    from scripts.with_thrift import server_profile
+
+    return server_profile(home, json.loads((home / "postgres" / "postgres.json").read_text()))
+
+
+def thrift_target(home: Path) -> dict:
+    """A `method: thrift` target at the Thrift Server with_thrift.py started."""
+    server = json.loads((home / "thrift" / "thrift-server.json").read_text())
+    return {"type": "spark_streams", "method": "thrift", "host": "127.0.0.1",
+            "port": server["port"], "user": getpass.getuser(), "threads": 1}  # fmt: skip
 
 
 # Set by scripts/with_stores.py (`make test-store`): the folder whose object-store.json and
@@ -137,8 +159,10 @@ def store_settings(stores: Path, spark_home: Path) -> dict:
 
 @pytest.fixture(scope="class")
 def dbt_profile_target(spark_home: Path) -> dict:
-    """A `spark_streams` session target; the first test to connect starts the session."""
-    return session_target(spark_home)
+    """A `spark_streams` session target; the first test to connect starts the session (under
+    `make test-thrift`, a thrift target instead)."""
+    thrift = os.environ.get(THRIFT_ENV)
+    return thrift_target(Path(thrift)) if thrift else session_target(spark_home)
 
 
 def session_credentials(spark_home: Path) -> SparkStreamsCredentials:
