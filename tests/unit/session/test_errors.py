@@ -102,3 +102,37 @@ def test_a_full_disk_named_only_in_the_stack_is_found_there():
         "Spark said: [TASK_WRITE_FAILED] Task failed while writing rows to "
         "file:/w/crash.db/customers_merge. SQLSTATE: 58030"
     )
+
+
+def test_an_object_store_that_stopped_answering_is_said_in_a_sentence():
+    error = PySparkException(
+        "(java.io.UncheckedIOException) java.io.IOException: Client error accessing "
+        "s3a://lake/warehouse/crash_raw.db/customers/_delta_log/00000000000000000007.json, "
+        "failed with: Unable to execute HTTP request: The target server failed to respond "
+        "(SDK Attempt Count: 6)\n\nJVM stacktrace:\njava.io.UncheckedIOException\n\tat x.y(z)"
+    )
+    message = spark_error_message(error)
+    assert message is not None
+    assert message.startswith(
+        "The object store stopped answering while Spark read or wrote s3a://lake/warehouse/"
+        "crash_raw.db/customers/_delta_log/00000000000000000007.json, after S3A's retries."
+    )
+    assert "moved no offset" in message and "spark.hadoop.fs.s3a.endpoint" in message
+    assert "JVM stacktrace" not in message
+
+
+def test_an_object_store_that_kept_throttling_is_said_in_a_sentence():
+    error = PySparkException(
+        "[TASK_WRITE_FAILED] Task failed while writing rows to s3a://lake/w/t.\n\nJVM "
+        "stacktrace:\nCaused by: org.apache.hadoop.fs.s3a.AWSServiceThrottledException: put on "
+        "s3a://lake/w/t/part-0.parquet: 503 Slow Down\n\tat a.b(c)"
+    )
+    message = spark_error_message(error)
+    assert message is not None
+    assert message.startswith(
+        "The object store kept refusing Spark's requests for s3a://lake/w/t with 503 Slow Down, "
+        "after S3A's retries."
+    )
+    assert "fewer threads or processes" in message
+    assert message.endswith("Spark said: [TASK_WRITE_FAILED] Task failed while writing rows to "
+                            "s3a://lake/w/t.")  # fmt: skip

@@ -74,6 +74,39 @@ NO_CONNECTIONS_SENTENCE = (
     "target's history by the next build."
 )
 
+# An object store that stopped answering (S3A gave up after its retries), as the AWS SDK words
+# it, and one that kept throttling (503 SlowDown).
+STORE_UNANSWERED = (
+    "Unable to execute HTTP request",
+    "failed to respond",
+    "ApiCallTimeoutException",
+    "AWSApiCallTimeoutException",
+)
+STORE_THROTTLED = ("AWSServiceThrottledException", "SlowDown", "503 Slow Down")
+STORE_PATH = re.compile(r"\bs3a?://[^\s,;:]*[^\s,;:.]")
+STORE_AFTER = (
+    "A write that failed before its Delta commit left nothing behind and moved no offset; one "
+    "that failed after it is found in the target's history by the next build."
+)
+
+
+def _store_sentence(message: str, full_text: str) -> str | None:
+    """The object store's failure in a sentence (None when the error is not one)."""
+    throttled = any(words in full_text for words in STORE_THROTTLED)
+    if not throttled and not any(words in full_text for words in STORE_UNANSWERED):
+        return None
+    found = STORE_PATH.search(full_text)
+    where = f" {found[0]}" if found else " the warehouse"
+    if throttled:
+        what = f"The object store kept refusing Spark's requests for{where} with 503 Slow Down"
+        fix = "Lower the load on that bucket prefix (fewer threads or processes), then run again."
+    else:
+        what = f"The object store stopped answering while Spark read or wrote{where}"
+        fix = ("Check that the store is up and reachable at the profile's "
+               "spark.hadoop.fs.s3a.endpoint, then run again.")  # fmt: skip
+    said = message.strip().splitlines()[0]
+    return f"{what}, after S3A's retries. {STORE_AFTER} {fix} Spark said: {said}"
+
 
 @contextmanager
 def readable_spark_errors() -> Iterator[None]:
@@ -109,16 +142,19 @@ def spark_error_message(exc: BaseException) -> str | None:
 
 def _explained(message: str | None, full_text: str) -> str | None:
     """Errors the user cannot act on as Spark words them, said in their terms: a view too long
-    for a Derby metastore, a metastore's database out of connections, and a full disk (which
+    for a Derby metastore, a metastore's database out of connections, a full disk (which
     Spark often names only in the cause of a "Task failed while writing rows", deep in the
-    stack). Any other message without the
-    advice that would lose data (session/advice.py)."""
+    stack), and an object store that stopped answering or kept throttling. Any other message
+    without the advice that would lose data (session/advice.py)."""
     if message and DERBY_VIEW_TEXT_LIMIT in message:
         return VIEW_TOO_LONG
     if message and any(words in full_text for words in NO_CONNECTIONS):
         return f"{NO_CONNECTIONS_SENTENCE} Spark said: {message.strip().splitlines()[0]}"
     if message and DISK_FULL in full_text:
         return f"{DISK_FULL_SENTENCE} Spark said: {message.strip().splitlines()[0]}"
+    store = _store_sentence(message, full_text) if message else None
+    if store:
+        return store
     return without_harmful_advice(message) if message else message
 
 
