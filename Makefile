@@ -198,7 +198,9 @@ soak: install
 # Faults of a real cluster in the middle of builds (tests/chaos/chaos.py): workers, the Spark
 # Connect server, the dbt process, the metastore and the warehouse's disk fail, 200 times in at
 # most 85 minutes, and after each recovery nothing is lost or doubled. Needs root: the
-# warehouse is a tmpfs it fills. CHAOS_ARGS="--seed 7 --injections 20" for a short run.
+# warehouse is a tmpfs it fills. CHAOS_ARGS="--seed 7 --injections 20" for a short run;
+# CHAOS_ARGS=--stores keeps the tables on S3Proxy (behind a proxy that throttles and stalls on
+# demand) and the metastore in PostgreSQL, and kills and restarts those.
 chaos: install
 	$(BIN)/python -m tests.chaos.chaos $(CHAOS_ARGS)
 
