@@ -18,6 +18,7 @@ import argparse
 import os
 import re
 import shutil
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,19 @@ from bench.files import land
 from bench.run import PROJECT, Bench
 from scripts import object_store
 
-REQUEST = re.compile(r"\{(?P<method>[A-Z]+)@\w+ (?P<url>\S+) HTTP/")
+REQUEST = re.compile(
+    r"^(?P<at>\d\d:\d\d:\d\d\.\d{3}) .*?\{(?P<method>[A-Z]+)@\w+ (?P<url>\S+) HTTP/", re.M
+)
+# A statement in dbt's debug log: its time and its first line (after dbt's query comment).
+STATEMENT = re.compile(
+    r"^\x1b\[0m(?P<at>\d\d:\d\d:\d\d\.\d{3})\d* \[debug\] \[[^\]]*\]: On [^:]+: "
+    r"(?:/\*.*?\*/\s*)?(?P<sql>.*?)$",
+    re.M | re.S,
+)
+DBT_LOG = PROJECT / "logs" / "dbt.log"
 KINDS = ("LIST log", "LIST data", "GET log", "GET data", "HEAD", "PUT", "DELETE", "POST")
 FILES_FLOOR = "bench.files_floor"
+SEED = 10  # the objects of a folder written through Spark; the rest are copies
 
 
 def kind(method: str, url: str) -> str:
@@ -51,13 +62,39 @@ class Requests:
     def __init__(self, log: Path) -> None:
         self.log, self.offset = log, 0
         self.last: list[tuple[str, str]] = []  # the last count's requests: kind, path
+        self.times: list[str] = []  # and when each was made
+        self.dbt_offset = DBT_LOG.stat().st_size if DBT_LOG.exists() else 0
+        self.statements: list[tuple[str, str]] = []  # the last count's statements: time, text
 
     def since_last(self) -> Counter:
         data = self.log.read_bytes()[self.offset :]
         self.offset += len(data)
-        found = REQUEST.finditer(data.decode(errors="replace"))
+        found = list(REQUEST.finditer(data.decode(errors="replace")))
         self.last = [(kind(m["method"], m["url"]), _path(m["url"])) for m in found]
+        self.times = [m["at"] for m in found]
+        self.statements = self._statements()
         return Counter(k for k, _ in self.last)
+
+    def _statements(self) -> list[tuple[str, str]]:
+        """The statements dbt logged since the last count (none when dbt logs elsewhere)."""
+        if not DBT_LOG.exists():
+            return []
+        with DBT_LOG.open("rb") as log:
+            log.seek(self.dbt_offset)
+            text = log.read().decode(errors="replace")
+        self.dbt_offset += len(text.encode())
+        entries = re.split(r"(?=^\x1b\[0m\d\d:\d\d:)", text, flags=re.M)
+        found = (STATEMENT.match(entry) for entry in entries)
+        return [(m["at"], " ".join(m["sql"].split())[:60]) for m in found if m]
+
+    def by_statement(self) -> Counter:
+        """The last count's requests by the statement dbt was running when each was made
+        (`between statements`: the lease, dbt's own start)."""
+        counts: Counter = Counter()
+        for at in self.times:
+            running = [sql for started, sql in self.statements if started <= at]
+            counts[running[-1] if running else "between statements"] += 1
+        return counts
 
     def by_place(self) -> Counter:
         """The last count's requests by the table (schema.db/table) or folder they went to."""
@@ -90,6 +127,7 @@ def table_builds(bench: Bench, requests: Requests, rows: int, changes: int) -> d
     requests.since_last()
     bench.dbt("run", "--select", "stream_mirror")
     stream, stream_places = requests.since_last(), requests.by_place()
+    statements = requests.by_statement()
     bench.floor()
     floor, floor_places = requests.since_last(), requests.by_place()
     bench.dbt("run", "--select", "stream_mirror")
@@ -102,23 +140,29 @@ def table_builds(bench: Bench, requests: Requests, rows: int, changes: int) -> d
         "empty": empty,
         "empty_source_data": source_data,
         "places": (stream_places, floor_places),
+        "statements": statements,
         "wrong": wrong,
     }
 
 
-def folder_builds(bench: Bench, requests: Requests, files: int, new: int) -> dict:
+def folder_builds(bench: Bench, requests: Requests, files: int, new: int, blobs: Path) -> dict:
     """A folder of `files` objects, its stream's first build, then NEW landed: the stream's
-    build against the floor's listing and read."""
+    build against the floor's listing and read. The folder's first objects are SEED files
+    written by Spark and copies of them made in the store's own folder (`blobs`): how the
+    objects came does not change what a LIST of them costs, and writing ten thousand through
+    Spark on two cores took most of an hour."""
     bench.sql(f"drop table if exists {LANDING}")
     bench.sql(f"drop table if exists {FILES_FLOOR}")
     bench.sql(
         f"create table {LANDING} (id bigint, customer_id bigint, kind string, amount double, "
         "at timestamp) using parquet"
     )
-    land(bench, files, 10, 0)
+    land(bench, min(files, SEED), 10, 0)
+    folder = bench.sql(f"describe detail {LANDING}")[0]["location"]
+    copy_objects(blobs / folder.removeprefix("s3a://"), files - SEED)
+    bench.sql(f"refresh table {LANDING}")
     bench.dbt("run", "--full-refresh", "--select", "files_log")
     bench.spark.table(LANDING).write.format("delta").saveAsTable(FILES_FLOOR)
-    folder = bench.sql(f"describe detail {LANDING}")[0]["location"]
     seen = listed(bench, folder)
     land(bench, new, 10, files * 10)
     requests.since_last()
@@ -128,6 +172,16 @@ def folder_builds(bench: Bench, requests: Requests, files: int, new: int) -> dic
     bench.spark.read.parquet(*landed).write.format("delta").mode("append").saveAsTable(FILES_FLOOR)
     floor = requests.since_last()
     return {"stream": stream, "floor": floor, "new": len(landed)}
+
+
+def copy_objects(folder: Path, copies: int) -> None:
+    """`copies` more objects in the store's folder, each a copy of one of its Parquet files
+    with the S3Proxy attributes (ETag) kept."""
+    seeds = sorted(folder.glob("part-*.parquet"))
+    for number in range(max(copies, 0)):
+        seed = seeds[number % len(seeds)]
+        copy = folder / f"part-{number:05d}-{uuid.uuid4()}-copy.snappy.parquet"
+        shutil.copy2(seed, copy)  # with its extended attributes, where S3Proxy keeps ETags
 
 
 def listed(bench: Bench, folder: str) -> set[str]:
@@ -183,6 +237,10 @@ def report(options: argparse.Namespace, table: dict, folders: dict[int, dict]) -
     stream_places, floor_places = table["places"]
     for place in sorted(set(stream_places) | set(floor_places)):
         lines.append(f"| {place} | {stream_places[place]} | {floor_places[place]} |")
+    lines += ["", "The table stream's build by statement (in the order they ran):", ""]
+    lines += ["| statement | requests |", "| --- | ---: |"]
+    for statement, count in table["statements"].items():
+        lines.append(f"| `{statement.replace('|', '/')}` | {count} |")
     return "\n".join(lines) + "\n"
 
 
@@ -209,7 +267,8 @@ def main() -> None:
         bench = Bench()
         requests = Requests(home / "s3" / "requests.log")
         table = table_builds(bench, requests, options.rows, options.changes)
-        folders = {f: folder_builds(bench, requests, f, options.new) for f in options.files}
+        blobs = home / "s3" / "blobs"
+        folders = {f: folder_builds(bench, requests, f, options.new, blobs) for f in options.files}
         options.out.write_text(report(options, table, folders))
         print(options.out.read_text())
     finally:
