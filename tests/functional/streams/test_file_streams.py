@@ -177,12 +177,13 @@ class TestFileStreams(DeltaProject):
 
     @staticmethod
     def parquet_of(project, landing: Path, values: str, columns: str = "id, kind"):
-        """A Parquet file of `values`, written by Spark into a scratch folder."""
+        """A Parquet file of `values`, written by Spark into a scratch folder (one file: a
+        server with more cores writes one per task)."""
         scratch = landing / "scratch"
         shutil.rmtree(scratch, ignore_errors=True)
         project.run_sql(
             f"insert overwrite directory '{scratch}' using parquet "
-            f"select * from values {values} as t({columns})"
+            f"select /*+ coalesce(1) */ * from values {values} as t({columns})"
         )
         return next(p for p in scratch.iterdir() if p.name.startswith("part-"))
 
