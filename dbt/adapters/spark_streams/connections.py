@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
+from dbt.adapters.exceptions import FailedToConnectError
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt.adapters.spark.session import SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
@@ -44,6 +45,24 @@ def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool
     return start_embedded_session(creds).newSession(), False
 
 
+HIVESERVER2_METHODS = (StreamsConnectionMethod.THRIFT, StreamsConnectionMethod.HTTP)
+
+
+def unreachable_server(creds: SparkStreamsCredentials, error: FailedToConnectError) -> str:
+    """dbt-spark's "failed to connect: TTransportException: ..." for a HiveServer2 method as a
+    sentence naming the address, the attempts and what to check; other methods' as it is."""
+    said = str(error.msg if hasattr(error, "msg") else error).removeprefix("failed to connect: ")
+    if StreamsConnectionMethod(creds.method) not in HIVESERVER2_METHODS:
+        return said
+    attempts = 1 + max(0, creds.connect_retries)
+    return (
+        f"No Spark Thrift Server answered at {creds.host}:{creds.port} ({said}; {attempts} "
+        f"attempt{'s' if attempts > 1 else ''}, connect_retries + 1). Check that the server "
+        "runs and listens on that host and port (HiveServer2's default is 10000), and that "
+        "nothing between blocks the port."
+    )
+
+
 class StreamsConnectionWrapper(SessionConnectionWrapper):
     """dbt-spark's session wrapper; closing it also releases a Spark Connect session."""
 
@@ -70,7 +89,10 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         """Bind the connection to a Spark session of its own (see the module docstring)."""
         creds = connection.credentials
         if creds.method not in LOCAL_METHODS:
-            return super().open(connection)
+            try:
+                return super().open(connection)
+            except FailedToConnectError as exc:
+                raise FailedToConnectError(unreachable_server(creds, exc)) from exc
         if connection.state == ConnectionState.OPEN:
             return connection
         session, release_on_close = isolated_session(creds)
