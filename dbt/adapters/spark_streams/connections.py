@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.exceptions import FailedToConnectError
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt.adapters.spark.session import SessionConnectionWrapper
@@ -26,6 +27,7 @@ from dbt.adapters.spark_streams.credentials import (
 )
 from dbt.adapters.spark_streams.session.bindings import spark_literal
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
+from dbt.adapters.spark_streams.session.lost_servers import lost_message, note_lost
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
 
@@ -45,6 +47,7 @@ def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool
     return start_embedded_session(creds).newSession(), False
 
 
+logger = AdapterLogger("SparkStreams")
 HIVESERVER2_METHODS = (StreamsConnectionMethod.THRIFT, StreamsConnectionMethod.HTTP)
 
 
@@ -61,6 +64,33 @@ def unreachable_server(creds: SparkStreamsCredentials, error: FailedToConnectErr
         "runs and listens on that host and port (HiveServer2's default is 10000), and that "
         "nothing between blocks the port."
     )
+
+
+def _chain(error: BaseException | None) -> Iterator[BaseException]:
+    """The error and the ones it came from."""
+    while error is not None:
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def thrift_server_lost(creds: SparkStreamsCredentials, error: BaseException) -> str | None:
+    """For a HiveServer2 method, the sentence for a statement whose server went away (Thrift's
+    transport closed under it), noted so that the rest of the run fails at once; else None."""
+    if StreamsConnectionMethod(creds.method) not in HIVESERVER2_METHODS:
+        return None
+    transport = next((e for e in _chain(error) if type(e).__name__ == "TTransportException"), None)
+    if transport is None:
+        return None
+    address = f"{creds.host}:{creds.port}"
+    message = (
+        f"The Spark Thrift Server at {address} stopped answering (TTransportException: "
+        f"{transport}). If the server had received this model's write, it may have committed "
+        "it, with its offsets, before it went; the next build reads that from the target's "
+        "history, so nothing is consumed twice or lost either way. Run again once the server "
+        "is back."
+    )
+    note_lost(address, message)
+    return lost_message(address)
 
 
 class StreamsConnectionWrapper(SessionConnectionWrapper):
@@ -89,6 +119,9 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         """Bind the connection to a Spark session of its own (see the module docstring)."""
         creds = connection.credentials
         if creds.method not in LOCAL_METHODS:
+            found_gone = lost_message(f"{creds.host}:{creds.port}")
+            if found_gone is not None:
+                raise FailedToConnectError(f"{found_gone} (found earlier in this run)")
             try:
                 return super().open(connection)
             except FailedToConnectError as exc:
@@ -102,6 +135,18 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         connection.state = ConnectionState.OPEN
         return connection
 
+    @classmethod
+    def _close_handle(cls, connection: Connection) -> None:
+        """Close the handle; a HiveServer2 session whose server is gone cannot be closed, and
+        the error of closing it would hide the model's own (the lost server's sentence)."""
+        try:
+            super()._close_handle(connection)
+        except Exception as exc:
+            if not any(type(e).__name__ == "TTransportException" or isinstance(e, OSError)
+                       for e in _chain(exc)):  # fmt: skip
+                raise
+            logger.debug(f"Closing a connection to a lost server: {exc}")
+
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
         """dbt-spark's, except that a lost Spark keeps its type: dbt-spark re-raises every
@@ -114,4 +159,8 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
             cause = exc.__context__
             if isinstance(cause, SparkUnreachable):
                 raise cause from None
+            creds = getattr(getattr(self, "profile", None), "credentials", None)
+            lost = thrift_server_lost(creds, exc) if creds is not None else None
+            if lost is not None:
+                raise SparkUnreachable(lost) from None
             raise

@@ -19,6 +19,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.spark_streams.build_response import StreamBuildResponse
+from dbt.adapters.spark_streams.connections import thrift_server_lost
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
 from dbt.adapters.spark_streams.session.statement_confs import session_confs
 from dbt.adapters.spark_streams.session.stores import lease
@@ -39,7 +40,7 @@ from dbt.adapters.spark_streams.streams.builds.config import (
 from dbt.adapters.spark_streams.streams.builds.faults import at_step
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeState, NodeStates
 from dbt.adapters.spark_streams.streams.delta.history_rows import with_mappings
-from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.kinds import choose
 from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest
 from dbt.adapters.spark_streams.streams.offsets.commit import retry_on_conflict, sql_confs
@@ -97,8 +98,16 @@ class StreamMethods(metaclass=AdapterMeta):
     def run_rows(self, sql: str) -> list[Row]:
         """Run one statement and return its rows as dicts (column name to value), a history's
         map columns as dicts whichever method brought them (streams/delta/history_rows.py)."""
-        _, cursor = self.connections.add_query(sql, auto_begin=False)
-        rows = cursor.fetchall() or []
+        try:
+            _, cursor = self.connections.add_query(sql, auto_begin=False)
+            rows = cursor.fetchall() or []
+        except SparkUnreachable:
+            raise
+        except Exception as exc:  # a HiveServer2 fetch's lost server is not wrapped by dbt
+            lost = thrift_server_lost(self.config.credentials, exc)
+            if lost is None:
+                raise
+            raise SparkUnreachable(lost) from None
         names = [column[0] for column in cursor.description or []]
         return [with_mappings(dict(zip(names, row, strict=True))) for row in rows]
 

@@ -33,3 +33,29 @@ def test_other_methods_keep_dbt_sparks_words():
     odbc.method = "odbc"  # type: ignore[assignment]  # (validating odbc needs pyodbc)
     error = FailedToConnectError("failed to connect: Error: ODBC driver missing")
     assert unreachable_server(odbc, error) == "Error: ODBC driver missing"
+
+
+class TTransportException(Exception):
+    """Thrift's transport error, as PyHive raises it when the server goes (by name only)."""
+
+
+def test_a_lost_thrift_server_is_one_sentence_found_once_per_run():
+    from dbt.adapters.spark_streams.connections import thrift_server_lost
+    from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
+
+    forget_lost_servers()
+    thrift = creds(method="thrift", port=10001)
+    try:
+        raise RuntimeError("TSocket read 0 bytes") from TTransportException("TSocket read 0 bytes")
+    except RuntimeError as wrapped:
+        said = thrift_server_lost(thrift, wrapped)
+    assert said is not None
+    assert said.startswith(
+        "The Spark Thrift Server at 10.0.0.5:10001 stopped answering (TTransportException: "
+        "TSocket read 0 bytes). If the server had received this model's write, it may have "
+        "committed it"
+    )
+    # the first finding stays the run's message; other errors are not a lost server
+    assert thrift_server_lost(thrift, TTransportException("unexpected exception")) == said
+    assert thrift_server_lost(thrift, ValueError("[TABLE_OR_VIEW_NOT_FOUND]")) is None
+    forget_lost_servers()
