@@ -131,7 +131,7 @@ test-store: warm
 # Streams over dbt-spark's `thrift` method: a Spark Thrift Server (the one PySpark ships) with a
 # PostgreSQL metastore, both started by scripts/with_thrift.py and stopped after; each test
 # process's own session shares the server's warehouse and catalog to set sources up and check.
-THRIFT_TESTS ?= $(F)/test_seed_examples.py $(F)/test_changes.py $(F)/test_view_streams.py \
+THRIFT_TESTS ?= tests/thrift $(F)/test_seed_examples.py $(F)/test_changes.py $(F)/test_view_streams.py \
     $(F)/test_file_streams.py $(F)/test_history.py::TestHistory $(F)/test_threads.py
 test-thrift: warm
 	rm -rf build/thrift

@@ -1,0 +1,77 @@
+"""A Spark Thrift Server killed in the middle of a `--threads 4` run (`make test-thrift`): every
+model of the run says so in one sentence, and once the server is back the next build consumes
+each change once (the crash project's invariants: the mirror equals its source, each order and
+each landed event audited once, the view's mirror equals the view).
+
+The test starts a server of its own (scripts/thrift_server.py, its metastore embedded), so that
+killing it leaves the other tests' server alone.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from scripts import thrift_server
+from tests.conftest import THRIFT_ENV
+from tests.integration.dbt_process import dbt_command, run_dbt_process
+from tests.integration.test_crash_safety import PROJECT, assert_invariants
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get(THRIFT_ENV), reason="needs `make test-thrift` (scripts/with_thrift.py)"
+)
+
+PROFILE = """crash:
+  target: dev
+  outputs:
+    dev:
+      type: spark_streams
+      method: thrift
+      host: 127.0.0.1
+      port: {port}
+      user: dbt
+      schema: crash
+      threads: 4
+"""
+STREAM_START = "START sql stream_incremental model"
+LOST = "stopped answering (TTransportException"
+
+
+def point_at(project: Path, server: dict) -> None:
+    (project / "profiles.yml").write_text(PROFILE.format(port=server["port"]))
+
+
+def test_a_server_killed_mid_run_then_the_next_build(tmp_path: Path) -> None:
+    project = tmp_path / "crash_project"
+    shutil.copytree(PROJECT, project)
+    home = tmp_path / "server"
+    point_at(project, thrift_server.start(home))
+    try:
+        first = run_dbt_process(project, "build", "--vars", "{round: 0}")
+        assert first.returncode == 0, first.stdout
+        run = subprocess.Popen(
+            **dbt_command(project, "run", "--vars", "{round: 1}"), start_new_session=True
+        )
+        output = ""
+        assert run.stdout is not None
+        for line in run.stdout:  # the run's first stream build has started
+            output += line
+            if STREAM_START in line:
+                break
+        time.sleep(2)
+        thrift_server.kill(home)
+        output += run.communicate(timeout=600)[0]
+        assert run.returncode != 0, output
+        failures = re.findall(r"Failure in model (\w+)", output)
+        assert failures, output
+        assert output.count(LOST) >= len(failures), output  # each failed model, one sentence
+        # (dbt-spark's own notice of its retry names the transport's error: not a failure)
+        assert "Traceback" not in output
+        point_at(project, thrift_server.start(home))
+        assert_invariants(run_dbt_process(project, "build"))
+    finally:
+        thrift_server.stop(home)
