@@ -52,7 +52,7 @@ def test_printed_maps_read_back(entries):
 def test_unbalanced_value_takes_the_first_end():
     # a value with an unpaired bracket: its first possible end is taken
     assert hive_map('{"predicate":"["(x = \'[\')"]","z":"1"}') == {
-        "predicate": '["(x = \'[\')"]',
+        "predicate": "[\"(x = '[')\"]",
         "z": "1",
     }
 
