@@ -126,6 +126,19 @@ def start(home: Path, port: int | None = None, databases: tuple[str, ...] = ()) 
     return state
 
 
+def create_hive_tables(state: dict, url: str | None = None) -> None:
+    """Hive's tables in the database at `url` (the `metastore` database by default), as the
+    embedded session creates them at its first start: for a server that opens the metastore
+    itself (a Spark Connect or Thrift Server), which would otherwise find none."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    from dbt.adapters.spark_streams.session.stores.metastore_schema import create_schema
+
+    login = {"url": url or state["url"], "driver": "org.postgresql.Driver",
+             "user": state["user"], "password": state["password"]}  # fmt: skip
+    create_schema(Path(_find_spark_home()), state["driver_jar"], login, [state["password"]])
+
+
 def stop(home: Path) -> None:
     """Stop the server (its data stays in <home>/pgdata for the next start)."""
     state_file = home / STATE

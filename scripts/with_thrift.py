@@ -17,7 +17,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dbt.adapters.spark_streams.session.stores.metastore_schema import create_schema
 from scripts import postgres_metastore, thrift_server
 
 DATABASE = "metastore_thrift"
@@ -42,9 +41,7 @@ def main() -> int:
     try:
         postgres = postgres_metastore.start(home / "postgres", databases=(DATABASE,))
         profile = server_profile(home, postgres)
-        login = {"url": profile["metastore_url"], "driver": "org.postgresql.Driver",
-                 "user": postgres["user"], "password": postgres["password"]}  # fmt: skip
-        create_schema(thrift_server.SPARK_HOME, postgres["driver_jar"], login, [login["password"]])
+        postgres_metastore.create_hive_tables(postgres, profile["metastore_url"])
         server = thrift_server.start(home / "thrift", profile)
         print(f"with_thrift: Thrift Server on 127.0.0.1:{server['port']}, PostgreSQL on "
               f"{postgres['port']}")  # fmt: skip

@@ -17,7 +17,6 @@ import subprocess
 import time
 from pathlib import Path
 
-from dbt.adapters.spark_streams.session.stores.metastore_schema import create_schema
 from scripts import cluster, fault_proxy, object_store, postgres_metastore
 
 KINDS = ("store", "slowdown", "stall", "postgres")
@@ -41,11 +40,7 @@ def start(home: Path) -> cluster.Stores:
     s3 = object_store.start(home / "stores" / "s3")
     port = fault_proxy.start(home / "stores" / "proxy", s3["port"])
     postgres = postgres_metastore.start(home / "stores" / "postgres")
-    # Hive's tables, as the embedded session creates them at its first start against an empty
-    # database (the Connect server would otherwise find none)
-    login = {"url": postgres["url"], "driver": "org.postgresql.Driver",
-             "user": postgres["user"], "password": postgres["password"]}  # fmt: skip
-    create_schema(cluster.SPARK_HOME, postgres["driver_jar"], login, [postgres["password"]])
+    postgres_metastore.create_hive_tables(postgres)
     endpoint = f"http://127.0.0.1:{port}"
     return cluster.Stores(endpoint, s3["access_key"], s3["secret_key"], s3["bucket"], postgres)
 
