@@ -27,7 +27,12 @@ from dbt.adapters.spark_streams.credentials import (
 )
 from dbt.adapters.spark_streams.session.bindings import spark_literal
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
-from dbt.adapters.spark_streams.session.lost_servers import lost_message, note_lost
+from dbt.adapters.spark_streams.session.lost_servers import (
+    HIVESERVER2_METHODS,
+    chain,
+    lost_message,
+    thrift_server_lost,
+)
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
 
@@ -48,7 +53,6 @@ def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool
 
 
 logger = AdapterLogger("SparkStreams")
-HIVESERVER2_METHODS = (StreamsConnectionMethod.THRIFT, StreamsConnectionMethod.HTTP)
 
 
 def unreachable_server(creds: SparkStreamsCredentials, error: FailedToConnectError) -> str:
@@ -64,33 +68,6 @@ def unreachable_server(creds: SparkStreamsCredentials, error: FailedToConnectErr
         "runs and listens on that host and port (HiveServer2's default is 10000), and that "
         "nothing between blocks the port."
     )
-
-
-def _chain(error: BaseException | None) -> Iterator[BaseException]:
-    """The error and the ones it came from."""
-    while error is not None:
-        yield error
-        error = error.__cause__ or error.__context__
-
-
-def thrift_server_lost(creds: SparkStreamsCredentials, error: BaseException) -> str | None:
-    """For a HiveServer2 method, the sentence for a statement whose server went away (Thrift's
-    transport closed under it), noted so that the rest of the run fails at once; else None."""
-    if StreamsConnectionMethod(creds.method) not in HIVESERVER2_METHODS:
-        return None
-    transport = next((e for e in _chain(error) if type(e).__name__ == "TTransportException"), None)
-    if transport is None:
-        return None
-    address = f"{creds.host}:{creds.port}"
-    message = (
-        f"The Spark Thrift Server at {address} stopped answering (TTransportException: "
-        f"{transport}). If the server had received this model's write, it may have committed "
-        "it, with its offsets, before it went; the next build reads that from the target's "
-        "history, so nothing is consumed twice or lost either way. Run again once the server "
-        "is back."
-    )
-    note_lost(address, message)
-    return lost_message(address)
 
 
 class StreamsConnectionWrapper(SessionConnectionWrapper):
@@ -143,7 +120,7 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
             super()._close_handle(connection)
         except Exception as exc:
             if not any(type(e).__name__ == "TTransportException" or isinstance(e, OSError)
-                       for e in _chain(exc)):  # fmt: skip
+                       for e in chain(exc)):  # fmt: skip
                 raise
             logger.debug(f"Closing a connection to a lost server: {exc}")
 

@@ -19,8 +19,8 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.spark_streams.build_response import StreamBuildResponse
-from dbt.adapters.spark_streams.connections import thrift_server_lost
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
+from dbt.adapters.spark_streams.session.lost_servers import thrift_server_lost
 from dbt.adapters.spark_streams.session.statement_confs import session_confs
 from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.build import (

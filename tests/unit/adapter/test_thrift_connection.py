@@ -40,8 +40,10 @@ class TTransportException(Exception):
 
 
 def test_a_lost_thrift_server_is_one_sentence_found_once_per_run():
-    from dbt.adapters.spark_streams.connections import thrift_server_lost
-    from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
+    from dbt.adapters.spark_streams.session.lost_servers import (
+        forget_lost_servers,
+        thrift_server_lost,
+    )
 
     forget_lost_servers()
     thrift = creds(method="thrift", port=10001)

@@ -1,4 +1,4 @@
-"""Spark Connect servers found gone during this dbt invocation.
+"""Spark servers (Spark Connect, a Thrift Server) found gone during this dbt invocation.
 
 When a server dies in the middle of a build, every model still to run would open a connection
 and wait the profile's whole bound (connect_timeout x (connect_retries + 1)) before failing, a
@@ -10,11 +10,16 @@ next command, or an in-process caller, tries again.
 
 import re
 import threading
+from collections.abc import Iterator
 from urllib.parse import unquote
+
+from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials, StreamsConnectionMethod
 
 _LOST: dict[str, str] = {}
 _LOCK = threading.Lock()
 GRPC_DETAILS = re.compile(r'details = "([^"]*)"')
+# dbt-spark's methods that reach a HiveServer2 (a Spark Thrift Server) over Thrift.
+HIVESERVER2_METHODS = (StreamsConnectionMethod.THRIFT, StreamsConnectionMethod.HTTP)
 
 
 def lost_message(address: str) -> str | None:
@@ -59,3 +64,30 @@ def unavailable_message(exc: BaseException) -> str:
         "before it went; the next build reads that from the target's history, so nothing is "
         "consumed twice or lost either way. Run again once the server is back."
     )
+
+
+def chain(error: BaseException | None) -> Iterator[BaseException]:
+    """The error and the ones it came from."""
+    while error is not None:
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def thrift_server_lost(creds: SparkStreamsCredentials, error: BaseException) -> str | None:
+    """For a HiveServer2 method, the sentence for a statement whose server went away (Thrift's
+    transport closed under it), noted so that the rest of the run fails at once; else None."""
+    if StreamsConnectionMethod(creds.method) not in HIVESERVER2_METHODS:
+        return None
+    transport = next((e for e in chain(error) if type(e).__name__ == "TTransportException"), None)
+    if transport is None:
+        return None
+    address = f"{creds.host}:{creds.port}"
+    message = (
+        f"The Spark Thrift Server at {address} stopped answering (TTransportException: "
+        f"{transport}). If the server had received this model's write, it may have committed "
+        "it, with its offsets, before it went; the next build reads that from the target's "
+        "history, so nothing is consumed twice or lost either way. Run again once the server "
+        "is back."
+    )
+    note_lost(address, message)
+    return lost_message(address)
