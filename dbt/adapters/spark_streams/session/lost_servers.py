@@ -18,6 +18,12 @@ from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials, Stre
 _LOST: dict[str, str] = {}
 _LOCK = threading.Lock()
 GRPC_DETAILS = re.compile(r'details = "([^"]*)"')
+# What a lost server means for the model's write and its streams, and what to do.
+AFTER_LOSS = (
+    "If the server had received this model's write, it may have committed it, with its "
+    "offsets, before it went; the next build reads that from the target's history, so nothing "
+    "is consumed twice or lost either way. Run again once the server is back."
+)
 # dbt-spark's methods that reach a HiveServer2 (a Spark Thrift Server) over Thrift.
 HIVESERVER2_METHODS = (StreamsConnectionMethod.THRIFT, StreamsConnectionMethod.HTTP)
 
@@ -44,11 +50,10 @@ def server_unavailable(exc: BaseException | None) -> bool:
 
     The code is compared by name: this module is imported by every session, and grpc is only
     installed with the connect extra."""
-    while exc is not None:
-        status = getattr(exc, "getGrpcStatusCode", None)
+    for error in chain(exc):
+        status = getattr(error, "getGrpcStatusCode", None)
         if callable(status) and getattr(status(), "name", None) == "UNAVAILABLE":
             return True
-        exc = exc.__cause__ or exc.__context__
     return False
 
 
@@ -59,10 +64,7 @@ def unavailable_message(exc: BaseException) -> str:
     why = unquote(details.group(1)) if details else "no answer"
     return (
         f"The Spark Connect server stopped answering (UNAVAILABLE: {why}) and did not come "
-        "back while the statement was retried (connect_timeout, connect_retries). If the "
-        "server had received this model's write, it may have committed it, with its offsets, "
-        "before it went; the next build reads that from the target's history, so nothing is "
-        "consumed twice or lost either way. Run again once the server is back."
+        f"back while the statement was retried (connect_timeout, connect_retries). {AFTER_LOSS}"
     )
 
 
@@ -84,10 +86,7 @@ def thrift_server_lost(creds: SparkStreamsCredentials, error: BaseException) -> 
     address = f"{creds.host}:{creds.port}"
     message = (
         f"The Spark Thrift Server at {address} stopped answering (TTransportException: "
-        f"{transport}). If the server had received this model's write, it may have committed "
-        "it, with its offsets, before it went; the next build reads that from the target's "
-        "history, so nothing is consumed twice or lost either way. Run again once the server "
-        "is back."
+        f"{transport}). {AFTER_LOSS}"
     )
     note_lost(address, message)
     return lost_message(address)
