@@ -119,8 +119,11 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         try:
             super()._close_handle(connection)
         except Exception as exc:
-            if not any(type(e).__name__ == "TTransportException" or isinstance(e, OSError)
-                       for e in chain(exc)):  # fmt: skip
+            method = StreamsConnectionMethod(connection.credentials.method)
+            if method not in HIVESERVER2_METHODS or not any(
+                type(e).__name__ == "TTransportException" or isinstance(e, OSError)
+                for e in chain(exc)
+            ):
                 raise
             logger.debug(f"Closing a connection to a lost server: {exc}")
 
