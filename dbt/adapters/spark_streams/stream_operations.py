@@ -19,7 +19,7 @@ from dbt.adapters.spark_streams.streams.builds.config import (
 )
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeStates
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
-from dbt.adapters.spark_streams.streams.sql.run import Row
+from dbt.adapters.spark_streams.streams.sql.run import Row, RunWithConfs
 from dbt.adapters.spark_streams.streams.status.explain import explain_consumer
 from dbt.adapters.spark_streams.streams.status.freshness import freshness_failures
 from dbt.adapters.spark_streams.streams.status.listing import format_streams
@@ -40,6 +40,7 @@ class StreamOperations(metaclass=AdapterMeta):
     _nodes: NodeStates
     _registry: Callable[[], Registry]
     run_rows: Callable[[str], list[Row]]
+    _run_with_confs: Callable[[], RunWithConfs]
     connection_named: Callable[..., Any]
 
     @available
@@ -123,7 +124,7 @@ class StreamOperations(metaclass=AdapterMeta):
         for attempt in range(1, REGISTRY_RETRIES + 1):
             try:
                 with self.connection_named("stream_registry"):
-                    recorded, rolled_forward = registry.flush()
+                    recorded, rolled_forward = registry.flush(self._run_with_confs())
                 break
             except Exception as exc:
                 if attempt == REGISTRY_RETRIES:

@@ -13,6 +13,7 @@ on with the driver's: no file is consumed twice.
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
@@ -130,6 +131,21 @@ def test_only_a_plain_tables_refresh_keeps_its_listing(
         listings.frame(tables[name].refresh_sql())
         kept[name] = list(listings.indexes)
     assert kept == {"plain": [f"file:{landing}"], "globbed": [], "daily": []}
+
+
+def test_a_build_lists_the_folder_once(spark: SparkSession, tables: dict[str, FileTable]) -> None:
+    """The refresh and the listing after it discover the folder's files once between them
+    (Spark's own counter of files its listings found): on an object store every listing of
+    a folder of thousands is a LIST request per thousand objects. A build's connection has
+    a session of its own, where the table is not resolved yet."""
+    metrics: Any = spark._jvm.org.apache.spark.metrics.source.HiveCatalogMetrics  # type: ignore[union-attr]
+    metrics.reset()
+    ours, _ = drivers_listing(spark.newSession(), tables["plain"])
+    discovered = metrics.METRIC_FILES_DISCOVERED().getCount()
+    # each file once: the named ones, the empty one, the nested one and `_metadata` (Spark's
+    # listing keeps it for Parquet; the listing view's filter drops it)
+    assert discovered == len(NAMES) + 3
+    assert len(ours) == len(NAMES)
 
 
 def test_a_refreshed_table_reads_the_files_its_listing_saw(

@@ -310,6 +310,21 @@ def test_the_same_transaction_queued_twice_is_written_once_as_queued_last() -> N
     assert not any("max(txn_version)" in s for s in spark.statements)
 
 
+def test_the_append_goes_without_a_checksum_file_where_confs_can_be_set() -> None:
+    """On an object store Delta's checksum file costs most of the append's requests."""
+    spark = FakeSpark()
+    registry = Registry(spark.run, "shop")
+    registry.queue([record("orders", 3)])
+    with_confs: list[tuple[str, dict[str, str]]] = []
+
+    registry.flush(lambda sql, confs: with_confs.append((sql, confs)) or spark.run(sql))
+
+    [(statement, confs)] = with_confs
+    assert statement.startswith("insert into `shop`.`dbt_streams_log` values ('orders'")
+    assert confs == {"spark.databricks.delta.writeChecksumFile.enabled": "false"}
+    assert spark.inserts() == [statement]
+
+
 def test_a_failed_append_keeps_the_queue_for_a_retry() -> None:
     spark = FakeSpark(fail_inserts=1)
     registry = Registry(spark.run, "shop")

@@ -100,14 +100,18 @@ class DriverListings:
 
     def _refresh(self, jvm: Any, jsession: Any, name: str) -> DataFrame | None:
         """REFRESH TABLE's effect without its two listings: the cached relation dropped, the
-        table resolved again (listed once, and cached for the build's read)."""
-        if jsession.catalog().isCached(name):
-            return None  # REFRESH TABLE also caches the table's data again
+        table resolved again (listed once, and cached for the build's read). Whether the
+        table's data is cached is asked of that resolution: asked first (Catalog.isCached),
+        it would resolve, and list, the table once more."""
         parts = [unquote(part) for part in re.findall(rf"{_QUOTED}|\w+", name)]
         schema = jvm.scala.Some(parts[-2]) if len(parts) > 1 else jvm.scala.Option.empty()
         identifier = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], schema)
         jsession.sessionState().catalog().invalidateCachedTable(identifier)
-        relation = jsession.table(name).queryExecution().analyzed().collectLeaves().apply(0)
+        table = jsession.table(name)
+        cache = jsession.sharedState().cacheManager()
+        if not cache.isEmpty() and cache.lookupCachedData(table).nonEmpty():
+            return None  # REFRESH TABLE also caches the table's data again
+        relation = table.queryExecution().analyzed().collectLeaves().apply(0)
         index = _plain_listing(jsession, relation)
         if index is not None:
             root = str(index.rootPaths().apply(0).toString())
