@@ -10,21 +10,24 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(STAMP): setup.cfg pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,connect,thrift,docs]'
+$(STAMP): setup.cfg pyproject.toml constraints/default.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -c constraints/default.txt -e '.[dev,connect,thrift,docs]'
 	touch $@
 
 install: $(STAMP)
 
-# Fallback when Spark cannot resolve the Delta jars itself: copy them with Maven.
-jars:
+# Fallback when Spark cannot resolve the Delta jars itself: copy them with Maven (the build of
+# Delta for the installed PySpark's line, as session/versions.py chooses).
+jars: install
 	mvn --quiet -f scripts/delta-jars.pom.xml dependency:copy-dependencies \
+	    -Ddelta.artifact=$$($(BIN)/python -c 'from dbt.adapters.spark_streams.session.jvm.versions \
+	        import default_delta_package as d; print(d().split(":")[1])') \
 	    -DincludeScope=runtime -DexcludeArtifactIds=scala-library \
 	    -DoutputDirectory=$(abspath $(JARS))
 	@echo "Delta jars are in $(JARS)/; set jars_dir: $(abspath $(JARS)) in your profile"
@@ -137,6 +140,24 @@ test-thrift: warm
 	rm -rf build/thrift
 	$(BIN)/python scripts/with_thrift.py build/thrift -- \
 	    $(BIN)/pytest $(XDIST) --durations=10 $(THRIFT_TESTS)
+
+# The ends of the version ranges setup.cfg declares, each in a virtualenv of its own under
+# build/versions (constraints/<set>.txt pins its dbt-core, dbt-spark and PySpark): the unit
+# tests and the functional core on an embedded session of that Spark, with Delta's jars for it.
+VERSION_SETS ?= spark-4.0 spark-4.1 dbt-1.12
+VERSION_TESTS ?= tests/unit $(F)/test_seed_examples.py $(F)/test_changes.py \
+    $(F)/test_view_streams.py $(F)/test_file_streams.py $(F)/test_history.py::TestHistory \
+    $(F)/test_column_types.py $(F)/test_schema_change.py $(F)/test_threads.py
+test-versions:
+	@for set in $(VERSION_SETS); do \
+	    venv=build/versions/$$set; \
+	    echo "== $$set: $$(grep -v '^#' constraints/$$set.txt | tr '\n' ' ')"; \
+	    test -x $$venv/bin/python || $(PYTHON) -m venv $$venv || exit 1; \
+	    $$venv/bin/pip install --quiet --upgrade pip && \
+	    $$venv/bin/pip install --quiet -c constraints/$$set.txt -e '.[dev,connect,thrift]' && \
+	    $$venv/bin/python scripts/warm_start.py && \
+	    $$venv/bin/pytest $(XDIST) --durations=5 $(VERSION_TESTS) || exit 1; \
+	done
 
 # The long runs on the object store: builds killed at each step of the commit protocol, and 20
 # rounds of two processes at once (about half an hour).

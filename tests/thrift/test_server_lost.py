@@ -1,7 +1,9 @@
 """A Spark Thrift Server killed in the middle of a `--threads 4` run (`make test-thrift`): every
 model of the run says so in one sentence, and once the server is back the next build consumes
 each change once (the crash project's invariants: the mirror equals its source, each order and
-each landed event audited once, the view's mirror equals the view).
+each landed event audited once, the view's mirror equals the view). And the server killed the
+moment a write's commit lands (a MERGE's, an INSERT's), before its reply: the commit carries
+the build's offset, so the next build finds nothing pending and consumes nothing twice.
 
 The test starts a server of its own (scripts/thrift_server.py, its metastore embedded), so that
 killing it leaves the other tests' server alone.
@@ -11,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -73,5 +76,47 @@ def test_a_server_killed_mid_run_then_the_next_build(tmp_path: Path) -> None:
         assert "Traceback" not in output
         point_at(project, thrift_server.start(home))
         assert_invariants(run_dbt_process(project, "build"))
+    finally:
+        thrift_server.stop(home)
+
+
+def killed_on_commit(home: Path, log: Path, version: int, fired: threading.Event) -> None:
+    """SIGKILL the server as soon as the table's commit `version` exists: Delta writes its
+    checksum file and the server its reply only after that."""
+    commit = log / f"{version:020d}.json"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if commit.exists():
+            thrift_server.kill(home)
+            fired.set()
+            return
+        time.sleep(0.002)
+
+
+@pytest.mark.parametrize("model", ["customers_mirror", "orders_audit"])  # a MERGE, an INSERT
+def test_a_server_killed_between_a_writes_commit_and_its_reply(tmp_path: Path, model: str) -> None:
+    project = tmp_path / "crash_project"
+    shutil.copytree(PROJECT, project)
+    home = tmp_path / "server"
+    point_at(project, thrift_server.start(home))
+    try:
+        first = run_dbt_process(project, "build", "--vars", "{round: 0}")
+        assert first.returncode == 0, first.stdout
+        log = home / "warehouse" / "crash.db" / model / "_delta_log"
+        committed = max(int(path.stem) for path in log.glob("*.json"))
+        fired = threading.Event()
+        watcher = threading.Thread(
+            target=killed_on_commit, args=(home, log, committed + 1, fired), daemon=True
+        )
+        watcher.start()
+        run = run_dbt_process(project, "run", "--select", model, "--vars", "{round: 1}")
+        assert fired.is_set(), run.stdout  # the write committed, and the server died then
+        assert run.returncode != 0, run.stdout
+        assert f"Failure in model {model}" in run.stdout
+        assert LOST in run.stdout and "Traceback" not in run.stdout
+        point_at(project, thrift_server.start(home))
+        assert_invariants(run_dbt_process(project, "build"))
+        # the killed build's commit carries its offset: the next build found nothing pending
+        assert max(int(path.stem) for path in log.glob("*.json")) == committed + 1
     finally:
         thrift_server.stop(home)

@@ -21,11 +21,11 @@ from dbt.adapters.spark_streams.redaction import (
     masked,
     secrets_in,
 )
+from dbt.adapters.spark_streams.session.jvm.versions import default_delta_package
 
-# delta-spark 4.4.1 is the pinned Python package, but Maven Central only carries the Scala
-# artifact for Spark 4.2 at 4.4.0 (the Python package is a thin wrapper, the JVM side is what
-# matters). Override with the `delta_package` profile key once a newer artifact is published.
-DEFAULT_DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
+# Delta's artifact for the installed PySpark (session/versions.py). Override with the
+# `delta_package` profile key once a newer artifact is published.
+DEFAULT_DELTA_PACKAGE = default_delta_package()
 
 # The JIT's quick tier only: a dbt run is many short queries, and Delta's first scan spends
 # seconds in Scala reflection that the optimising tier would compile too late to matter, on

@@ -92,7 +92,9 @@ def assert_advice_left_out(error_class: str, lines: list[str]) -> None:
 def test_sparks_advice_is_left_out_of_every_class_that_gives_it() -> None:
     templates = spark_templates()
     with_advice = {name for name, lines in templates.items() if advice_in(lines)}
-    assert with_advice >= SPARK_MUST_LOSE
+    # Spark 4.0 gives some advice in the class that later versions moved to a sub-class
+    missing = {n for n in SPARK_MUST_LOSE if not {n, n.split(".")[0]} & with_advice}
+    assert not missing
     for name in sorted(with_advice):
         assert_advice_left_out(name, templates[name])
 

@@ -64,6 +64,8 @@ def test_a_lost_server_is_retried_about_as_long_as_a_connection_waits() -> None:
     policy = retry_policy(credentials(host="sc://h:1", connect_timeout=5, connect_retries=2))
     assert policy.max_retries == 3
     assert policy.max_backoff == 5000 and policy.initial_backoff == 1000
+    # a delay the server asks for is capped alike, where the client has the setting (4.1+)
+    assert getattr(policy, "max_server_retry_delay", 5000) == 5000
 
 
 def test_a_ca_file_is_trusted_only_for_tls(tmp_path: Path) -> None:

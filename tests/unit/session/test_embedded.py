@@ -13,6 +13,11 @@ from dbt.adapters.spark_streams.session.embedded_confs import (
     DELTA_EXTENSION,
     session_confs,
 )
+from dbt.adapters.spark_streams.session.jvm.versions import (
+    SparkVersion,
+    delta_package_for,
+    installed_spark,
+)
 
 
 def credentials(**profile: object) -> SparkStreamsCredentials:
@@ -31,7 +36,7 @@ def test_defaults_wire_delta_and_a_persistent_catalog_into_the_project(project: 
     assert confs["spark.hadoop.hive.downloaded.resources.dir"] == str(
         project / "metastore" / "hive_resources"
     )
-    assert confs["spark.jars.packages"] == "io.delta:delta-spark_4.2_2.13:4.4.0"
+    assert confs["spark.jars.packages"] == delta_package_for(installed_spark())
     assert confs["spark.sql.shuffle.partitions"] == "4"
     assert confs["spark.sql.sources.parallelPartitionDiscovery.parallelism"] == "4"
     assert confs["spark.databricks.delta.properties.defaults.enableChangeDataFeed"] == "true"
@@ -93,6 +98,16 @@ def test_missing_java_is_reported_before_spark_starts(
     monkeypatch.setenv("PATH", str(project))
     with pytest.raises(FailedToConnectError, match="Spark needs Java 17"):
         embedded_session._require_java()
+
+
+def test_a_spark_no_delta_supports_is_refused_before_the_jvm_starts(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedded_session, "installed_spark", lambda: SparkVersion(4, 3, 0))
+    with pytest.raises(FailedToConnectError, match=r"PySpark 4\.3\.0 is installed, but Delta"):
+        embedded_session._require_supported_spark(credentials())
+    # a Delta package of the user's own is tried as given
+    embedded_session._require_supported_spark(credentials(delta_package="io.delta:x_2.13:9.9.9"))
 
 
 def test_a_metastore_login_goes_to_its_own_keys_not_the_url(project: Path) -> None:

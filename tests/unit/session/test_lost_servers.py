@@ -1,6 +1,7 @@
 """A Spark Connect server found gone fails the rest of the invocation at once, with the message
 of the failure that found it; dbt's end of the invocation forgets it."""
 
+import inspect
 import socket
 import time
 from collections.abc import Iterator
@@ -37,8 +38,34 @@ def nothing_lost() -> Iterator[None]:
     forget_lost_servers()
 
 
-def unavailable() -> SparkConnectGrpcException:
-    return SparkConnectGrpcException(message=GONE, grpc_status_code=grpc.StatusCode.UNAVAILABLE)
+class GoneRpc(grpc.RpcError):
+    """gRPC's own error for a server that does not answer."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAVAILABLE
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def unavailable(message: str = GONE) -> SparkConnectGrpcException:
+    """The error the installed client raises for a server gone: PySpark 4.1 and later carry
+    the status on it; 4.0 raises it from gRPC's error, which carries it."""
+    if "grpc_status_code" in inspect.signature(SparkConnectGrpcException.__init__).parameters:
+        return SparkConnectGrpcException(
+            message=message,
+            grpc_status_code=grpc.StatusCode.UNAVAILABLE,  # type: ignore[call-arg]
+        )
+    try:
+        try:
+            raise GoneRpc(message)
+        except GoneRpc as rpc:
+            raise SparkConnectGrpcException(str(rpc)) from None
+    except SparkConnectGrpcException as raised:
+        return raised
 
 
 def test_unavailable_is_told_in_the_users_terms() -> None:
@@ -59,9 +86,7 @@ def test_the_address_grpc_tried_reads_as_typed() -> None:
         "last error: Connection refused",
         "last error: UNKNOWN: ipv6:%5B::1%5D:15002: Failed to connect to remote host",
     )
-    error = SparkConnectGrpcException(
-        message=refused, grpc_status_code=grpc.StatusCode.UNAVAILABLE
-    )
+    error = unavailable(refused)
     assert (
         "(UNAVAILABLE: failed to connect to all addresses; last error: UNKNOWN: "
         "ipv6:[::1]:15002: Failed to connect to remote host)" in spark_error_message(error)

@@ -22,6 +22,7 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import masked, scrubbed
+from dbt.adapters.spark_streams.session.jvm.versions import accepted_keywords
 from dbt.adapters.spark_streams.session.lost_servers import lost_message, note_lost
 
 # Spark's client warns once it has given up retrying a lost server; the adapter's error for it
@@ -141,13 +142,14 @@ def retry_policy(creds: SparkStreamsCredentials) -> DefaultPolicy:
     tries, each after at most `connect_timeout` seconds, so a build fails in about the bound
     a connection has, instead of after ten minutes."""
     timeout_ms = max(1, creds.connect_timeout) * 1000
-    return DefaultPolicy(
-        max_retries=max(0, creds.connect_retries) + 1,
-        initial_backoff=min(1000, timeout_ms),
-        backoff_multiplier=2.0,
-        max_backoff=timeout_ms,
-        max_server_retry_delay=timeout_ms,
-    )
+    options = {
+        "max_retries": max(0, creds.connect_retries) + 1,
+        "initial_backoff": min(1000, timeout_ms),
+        "backoff_multiplier": 2.0,
+        "max_backoff": timeout_ms,
+        "max_server_retry_delay": timeout_ms,  # PySpark 4.1 and later
+    }
+    return DefaultPolicy(**accepted_keywords(DefaultPolicy.__init__, options))
 
 
 def connection_failure(creds: SparkStreamsCredentials, exc: Any) -> FailedToConnectError:

@@ -19,7 +19,7 @@ from dbt.adapters.exceptions import FailedToConnectError
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
-from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.credentials import DEFAULT_DELTA_PACKAGE, SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import masked, scrubbed
 from dbt.adapters.spark_streams.session.embedded_confs import (
     fast_start_for,
@@ -29,6 +29,7 @@ from dbt.adapters.spark_streams.session.embedded_confs import (
     session_confs,
 )
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
+from dbt.adapters.spark_streams.session.jvm.versions import installed_spark, unsupported_spark
 from dbt.adapters.spark_streams.session.secret_confs import secrets_off_the_command_line
 from dbt.adapters.spark_streams.session.stores.object_store import require_endpoint
 from dbt.adapters.spark_streams.session.stores.probe import probe_stores
@@ -150,7 +151,17 @@ def _stopped(session: SparkSession) -> bool:
     return session.sparkContext._jsc is None
 
 
+def _require_supported_spark(creds: SparkStreamsCredentials) -> None:
+    """PySpark of a version no Delta release supports, with the default Delta package: a
+    sentence now, not a class-loading error in the middle of the first build. A
+    `delta_package` of the user's own is tried as given."""
+    refusal = unsupported_spark(installed_spark())
+    if refusal is not None and creds.delta_package == DEFAULT_DELTA_PACKAGE:
+        raise FailedToConnectError(refusal)
+
+
 def _build_session(creds: SparkStreamsCredentials) -> SparkSession:
+    _require_supported_spark(creds)
     _require_java()
     _require_metastore(creds)
     require_endpoint(creds)

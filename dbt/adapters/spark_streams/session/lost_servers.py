@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from urllib.parse import unquote
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials, StreamsConnectionMethod
+from dbt.adapters.spark_streams.session.jvm.versions import grpc_status_name
 
 _LOST: dict[str, str] = {}
 _LOCK = threading.Lock()
@@ -49,12 +50,9 @@ def server_unavailable(exc: BaseException | None) -> bool:
     server that does not answer (gRPC's UNAVAILABLE, after the client's retries).
 
     The code is compared by name: this module is imported by every session, and grpc is only
-    installed with the connect extra."""
-    for error in chain(exc):
-        status = getattr(error, "getGrpcStatusCode", None)
-        if callable(status) and getattr(status(), "name", None) == "UNAVAILABLE":
-            return True
-    return False
+    installed with the connect extra. Where the status is kept differs between PySpark
+    versions (jvm/versions.py)."""
+    return any(grpc_status_name(error) == "UNAVAILABLE" for error in chain(exc))
 
 
 def unavailable_message(exc: BaseException) -> str:

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.credentials import DEFAULT_DELTA_PACKAGE, SparkStreamsCredentials
 from dbt.adapters.spark_streams.session import embedded_confs
 from dbt.adapters.spark_streams.session.embedded_confs import fast_start_for, session_confs
 from dbt.adapters.spark_streams.session.jvm import jar_cache
 
-DELTA = "io.delta:delta-spark_4.2_2.13:4.4.0"
-MAIN_JAR = "io.delta_delta-spark_4.2_2.13-4.4.0.jar"
+DELTA = DEFAULT_DELTA_PACKAGE  # the build for the installed Spark: delta-spark_4.2_2.13 on 4.2
+_, ARTIFACT, VERSION = DELTA.split(":")
+MAIN_JAR = f"io.delta_{ARTIFACT}-{VERSION}.jar"
 
 
 @pytest.fixture
@@ -55,7 +56,7 @@ def test_cache_root_follows_the_env_then_xdg_then_home(
 
 
 def test_each_coordinate_has_its_own_folder(cache: Path) -> None:
-    assert jar_cache.entry_dir(DELTA) == cache / "jars" / "io.delta_delta-spark_4.2_2.13_4.4.0"
+    assert jar_cache.entry_dir(DELTA) == cache / "jars" / f"io.delta_{ARTIFACT}_{VERSION}"
     assert jar_cache.entry_dir(DELTA) != jar_cache.entry_dir(DELTA.replace("4.4.0", "4.4.1"))
     many = ",".join(f"io.delta:delta-spark_4.2_2.13:4.{n}.0" for n in range(10))
     assert len(jar_cache.entry_dir(many).name) < 100
