@@ -13,6 +13,7 @@ from decimal import Decimal
 import pytest
 from dbt.tests.util import run_dbt
 
+from dbt.adapters.spark_streams.session.jvm.versions import installed_spark
 from tests.functional.delta import DeltaProject, sources_yml
 
 COLUMNS = (
@@ -23,11 +24,17 @@ COLUMNS = (
 )
 NAMES = tuple(column.split()[0] for column in COLUMNS.split(", ") if " " in column)
 
+# Spark 4.0 cannot read VARIANT columns where deletion vectors mark rows (session/jvm/
+# versions.py): there the mirror goes without them, as its error tells a user to.
 MIRROR = """
 {{ config(materialized='stream_incremental', incremental_strategy='apply_changes',
-          unique_key='id') }}
+          unique_key='id'%s) }}
 select * from {{ stream(source('typed', 'typed'), unique_key='id') }}
-"""
+""" % (
+    ", tblproperties={'delta.enableDeletionVectors': 'false'}"
+    if installed_spark().minor_line == "4.0"
+    else ""
+)
 
 KEYED_LOG = """
 {{ config(materialized='stream_incremental', incremental_strategy='append') }}

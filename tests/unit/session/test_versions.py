@@ -1,7 +1,9 @@
 """Which Delta package each Spark version gets, and the sentence for one no Delta supports."""
 
 import pytest
+from pyspark.errors import AnalysisException
 
+from dbt.adapters.spark_streams.session.errors import spark_error_message
 from dbt.adapters.spark_streams.session.jvm import versions
 from dbt.adapters.spark_streams.session.jvm.versions import SparkVersion
 
@@ -83,3 +85,19 @@ def test_the_grpc_status_is_read_where_each_client_keeps_it() -> None:
     assert versions.grpc_status_name(GrpcError()) == "UNAVAILABLE"
     assert versions.grpc_status_name(OtherError()) is None
     assert versions.grpc_status_name(ValueError("StatusCode.UNAVAILABLE")) is None
+
+
+def test_what_an_older_spark_line_cannot_do_is_said_with_the_fix() -> None:
+    view = (
+        "[INVALID_TEMP_OBJ_REFERENCE] Cannot create the persistent object `s`.`v` of the type "
+        "VIEW because it references to the temporary object `table_changes_by_path` of the type "
+        "FUNCTION."
+    )
+    said = spark_error_message(AnalysisException(view))
+    assert said is not None and said.startswith("A view cannot read changes() here: before")
+    assert "Materialize the model as a table" in said and "Spark said: [INVALID_TEMP_OBJ" in said
+    variant = "java.lang.RuntimeException: Not implemented. VariantType\n\tat ColumnarBatchRow"
+    said = versions.line_limit(variant)
+    assert said is not None and "{'delta.enableDeletionVectors': 'false'}" in said
+    assert "--full-refresh" in said
+    assert versions.line_limit("[INVALID_TEMP_OBJ_REFERENCE] ... `my_udf` ...") is None

@@ -25,6 +25,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 from dbt.adapters.spark_streams.session.advice import without_harmful_advice
+from dbt.adapters.spark_streams.session.jvm.versions import line_limit
 from dbt.adapters.spark_streams.session.lost_servers import server_unavailable, unavailable_message
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
@@ -144,7 +145,8 @@ def _explained(message: str | None, full_text: str) -> str | None:
     """Errors the user cannot act on as Spark words them, said in their terms: a view too long
     for a Derby metastore, a metastore's database out of connections, a full disk (which
     Spark often names only in the cause of a "Task failed while writing rows", deep in the
-    stack), and an object store that stopped answering or kept throttling. Any other message
+    stack), an object store that stopped answering or kept throttling, and what an older
+    Spark line cannot do (jvm/versions.py). Any other message
     without the advice that would lose data (session/advice.py)."""
     if message and DERBY_VIEW_TEXT_LIMIT in message:
         return VIEW_TOO_LONG
@@ -155,6 +157,9 @@ def _explained(message: str | None, full_text: str) -> str | None:
     store = _store_sentence(message, full_text) if message else None
     if store:
         return store
+    limit = line_limit(full_text) if message else None
+    if limit and message:
+        return f"{limit} Spark said: {message.strip().splitlines()[0]}"
     return without_harmful_advice(message) if message else message
 
 

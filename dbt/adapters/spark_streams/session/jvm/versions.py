@@ -10,7 +10,9 @@ start with a sentence instead of a class-loading error half-way through a build.
 Spark Connect's Python client differs too, and is read here by what it offers rather than by
 its number: 4.0's retry policy has no `max_server_retry_delay` (`accepted_keywords`), and its
 errors do not carry their gRPC status, which stays on the gRPC error they were raised from
-(`grpc_status_name`). This module imports nothing of PySpark: it is read before a JVM starts.
+(`grpc_status_name`). And two Spark lines fail where later ones do not; `line_limit` says
+so in a sentence (session/errors.py). This module imports nothing of PySpark: it is read
+before a JVM starts.
 """
 
 import inspect
@@ -24,6 +26,22 @@ DELTA_VERSION = "4.4.0"
 SCALA_VERSION = "2.13"
 # The Spark minor versions a Delta release on Maven Central supports, oldest first.
 SUPPORTED_SPARK = ("4.0", "4.1", "4.2")
+# What Spark says where an older line cannot do what a newer one does, and what to do.
+LINE_LIMITS = (
+    (
+        ("INVALID_TEMP_OBJ_REFERENCE", "table_changes"),
+        "A view cannot read changes() here: before Spark 4.2 Delta's table_changes "
+        "is a temporary function, which a view may not reference. Materialize the model as a "
+        "table (or incremental, or stream_incremental), or run on Spark 4.2.",
+    ),
+    (
+        ("Not implemented. VariantType",),
+        "Spark 4.0 cannot read a VARIANT column of a Delta table whose rows deletion vectors "
+        "mark (stream targets have them by default); Spark 4.1 can. On Spark 4.0, give stream "
+        "models with VARIANT columns tblproperties={'delta.enableDeletionVectors': 'false'} "
+        "and rebuild them with --full-refresh, or run on Spark 4.1 or later.",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -106,4 +124,12 @@ def grpc_status_name(error: BaseException) -> str | None:
             continue
         if isinstance(name, str):
             return name
+    return None
+
+
+def line_limit(text: str) -> str | None:
+    """The sentence for a failure an older Spark line has (LINE_LIMITS), if `text` is one."""
+    for words, sentence in LINE_LIMITS:
+        if all(word in text for word in words):
+            return sentence
     return None
