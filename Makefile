@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -277,6 +277,10 @@ bench-many: install
 # bench/requests.md.
 bench-store: install
 	$(BIN)/python -m bench.requests $(BENCH_ARGS)
+
+# The same runs over dbt-spark's thrift method and over Spark Connect, against local servers.
+bench-methods: warm
+	$(BIN)/python -m bench.methods $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(JARS) site dist build integration_project/target integration_project/logs \

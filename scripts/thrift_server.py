@@ -6,6 +6,9 @@ Derby in <dir>/metastore (the server is the only process that opens it), on loop
     python scripts/thrift_server.py start <dir>   # prints the profile's host and port
     python scripts/thrift_server.py stop <dir>
 
+`start(home, server=CONNECT)` starts PySpark's Spark Connect server instead, with the same
+confs, for a side-by-side of the two methods (bench/methods.py).
+
 Delta's jars go on the driver's class path as well as `spark.jars`: the server resolves the
 `delta` data source when it starts, before jars added at run time are seen (without them:
 `DATA_SOURCE_NOT_FOUND: delta`), and opens a network metastore, whose JDBC driver goes there
@@ -31,6 +34,7 @@ from dbt.adapters.spark_streams.session.embedded_confs import session_confs
 
 SPARK_HOME = Path(pyspark.__file__).parent
 SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+CONNECT = "org.apache.spark.sql.connect.service.SparkConnectServer"
 STATE = "thrift-server.json"
 STARTUP_SECONDS = 300
 # Delta's own jars as the jar cache (io.delta_delta-spark_...) or Maven names them
@@ -78,20 +82,30 @@ def server_confs(home: Path, port: int, profile: dict | None = None) -> dict[str
     }
 
 
-def start(home: Path, profile: dict | None = None) -> dict:
-    """Start the server; its pid and port go to <home>/thrift-server.json (and are returned)."""
+def start(home: Path, profile: dict | None = None, server: str = SERVER) -> dict:
+    """Start the server (or, with server=CONNECT, a Spark Connect server); its pid and port go
+    to <home>/thrift-server.json (and are returned)."""
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     properties = home / "thrift-server.conf"
     properties.touch(mode=0o600)
     confs = server_confs(home, port, profile)
+    if server == CONNECT:
+        confs = {
+            **confs,
+            "spark.connect.grpc.binding.port": str(port),
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+        }
     properties.write_text("".join(f"{key}={value}\n" for key, value in confs.items()))
     command = [
         str(SPARK_HOME / "bin" / "spark-submit"), "--properties-file", str(properties),
-        "--class", SERVER, "spark-internal",
-        "--hiveconf", f"hive.server2.thrift.port={port}",
-        "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1",
+        "--class", server, "spark-internal",
     ]  # fmt: skip
+    if server == SERVER:
+        command += [
+            "--hiveconf", f"hive.server2.thrift.port={port}",
+            "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1",
+        ]  # fmt: skip
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOG_DIR": str(home / "logs")}
     with (home / "thrift-server.log").open("w") as log:
         process = subprocess.Popen(command, cwd=home, stdout=log, stderr=subprocess.STDOUT,

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,9 @@ def point_at(project: Path, server: dict) -> None:
     (project / "profiles.yml").write_text(PROFILE.format(port=server["port"]))
 
 
-def test_a_server_killed_mid_run_then_the_next_build(tmp_path: Path) -> None:
+@pytest.fixture
+def built(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """The crash project (its folder) built once over a server of its own (its home)."""
     project = tmp_path / "crash_project"
     shutil.copytree(PROJECT, project)
     home = tmp_path / "server"
@@ -56,28 +59,33 @@ def test_a_server_killed_mid_run_then_the_next_build(tmp_path: Path) -> None:
     try:
         first = run_dbt_process(project, "build", "--vars", "{round: 0}")
         assert first.returncode == 0, first.stdout
-        run = subprocess.Popen(
-            **dbt_command(project, "run", "--vars", "{round: 1}"), start_new_session=True
-        )
-        output = ""
-        assert run.stdout is not None
-        for line in run.stdout:  # the run's first stream build has started
-            output += line
-            if STREAM_START in line:
-                break
-        time.sleep(2)
-        thrift_server.kill(home)
-        output += run.communicate(timeout=600)[0]
-        assert run.returncode != 0, output
-        failures = re.findall(r"Failure in model (\w+)", output)
-        assert failures, output
-        assert output.count(LOST) >= len(failures), output  # each failed model, one sentence
-        # (dbt-spark's own notice of its retry names the transport's error: not a failure)
-        assert "Traceback" not in output
-        point_at(project, thrift_server.start(home))
-        assert_invariants(run_dbt_process(project, "build"))
+        yield project, home
     finally:
         thrift_server.stop(home)
+
+
+def test_a_server_killed_mid_run_then_the_next_build(built: tuple[Path, Path]) -> None:
+    project, home = built
+    run = subprocess.Popen(
+        **dbt_command(project, "run", "--vars", "{round: 1}"), start_new_session=True
+    )
+    output = ""
+    assert run.stdout is not None
+    for line in run.stdout:  # the run's first stream build has started
+        output += line
+        if STREAM_START in line:
+            break
+    time.sleep(2)
+    thrift_server.kill(home)
+    output += run.communicate(timeout=600)[0]
+    assert run.returncode != 0, output
+    failures = re.findall(r"Failure in model (\w+)", output)
+    assert failures, output
+    assert output.count(LOST) >= len(failures), output  # each failed model, one sentence
+    # (dbt-spark's own notice of its retry names the transport's error: not a failure)
+    assert "Traceback" not in output
+    point_at(project, thrift_server.start(home))
+    assert_invariants(run_dbt_process(project, "build"))
 
 
 def killed_on_commit(home: Path, log: Path, version: int, fired: threading.Event) -> None:
@@ -94,29 +102,23 @@ def killed_on_commit(home: Path, log: Path, version: int, fired: threading.Event
 
 
 @pytest.mark.parametrize("model", ["customers_mirror", "orders_audit"])  # a MERGE, an INSERT
-def test_a_server_killed_between_a_writes_commit_and_its_reply(tmp_path: Path, model: str) -> None:
-    project = tmp_path / "crash_project"
-    shutil.copytree(PROJECT, project)
-    home = tmp_path / "server"
+def test_a_server_killed_between_a_writes_commit_and_its_reply(
+    built: tuple[Path, Path], model: str
+) -> None:
+    project, home = built
+    log = home / "warehouse" / "crash.db" / model / "_delta_log"
+    committed = max(int(path.stem) for path in log.glob("*.json"))
+    fired = threading.Event()
+    watcher = threading.Thread(
+        target=killed_on_commit, args=(home, log, committed + 1, fired), daemon=True
+    )
+    watcher.start()
+    run = run_dbt_process(project, "run", "--select", model, "--vars", "{round: 1}")
+    assert fired.is_set(), run.stdout  # the write committed, and the server died then
+    assert run.returncode != 0, run.stdout
+    assert f"Failure in model {model}" in run.stdout
+    assert LOST in run.stdout and "Traceback" not in run.stdout
     point_at(project, thrift_server.start(home))
-    try:
-        first = run_dbt_process(project, "build", "--vars", "{round: 0}")
-        assert first.returncode == 0, first.stdout
-        log = home / "warehouse" / "crash.db" / model / "_delta_log"
-        committed = max(int(path.stem) for path in log.glob("*.json"))
-        fired = threading.Event()
-        watcher = threading.Thread(
-            target=killed_on_commit, args=(home, log, committed + 1, fired), daemon=True
-        )
-        watcher.start()
-        run = run_dbt_process(project, "run", "--select", model, "--vars", "{round: 1}")
-        assert fired.is_set(), run.stdout  # the write committed, and the server died then
-        assert run.returncode != 0, run.stdout
-        assert f"Failure in model {model}" in run.stdout
-        assert LOST in run.stdout and "Traceback" not in run.stdout
-        point_at(project, thrift_server.start(home))
-        assert_invariants(run_dbt_process(project, "build"))
-        # the killed build's commit carries its offset: the next build found nothing pending
-        assert max(int(path.stem) for path in log.glob("*.json")) == committed + 1
-    finally:
-        thrift_server.stop(home)
+    assert_invariants(run_dbt_process(project, "build"))
+    # the killed build's commit carries its offset: the next build found nothing pending
+    assert max(int(path.stem) for path in log.glob("*.json")) == committed + 1
