@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -140,6 +140,13 @@ test-thrift: warm
 	rm -rf build/thrift
 	$(BIN)/python scripts/with_thrift.py build/thrift -- \
 	    $(BIN)/pytest $(XDIST) --durations=10 $(THRIFT_TESTS)
+
+# .ci/run's share of them: the worked examples over `thrift`, and the server killed the moment
+# a MERGE's commit lands (the rest of `make test-thrift` does not fit CI's 60 minutes).
+THRIFT_CI_TESTS := "tests/thrift/test_server_lost.py::test_a_server_killed_between_a_writes_commit_and_its_reply[customers_mirror]" \
+    $(F)/test_seed_examples.py
+test-thrift-ci: warm
+	@$(MAKE) --no-print-directory test-thrift THRIFT_TESTS='$(THRIFT_CI_TESTS)'
 
 # The ends of the version ranges setup.cfg declares, each in a virtualenv of its own under
 # build/versions (constraints/<set>.txt pins its dbt-core, dbt-spark and PySpark): the unit
