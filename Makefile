@@ -26,7 +26,7 @@ install: $(STAMP)
 # Delta for the installed PySpark's line, as session/versions.py chooses).
 jars: install
 	mvn --quiet -f scripts/delta-jars.pom.xml dependency:copy-dependencies \
-	    -Ddelta.artifact=$$($(BIN)/python -c 'from dbt.adapters.spark_streams.session.jvm.versions \
+	    -Ddelta.artifact=$$($(BIN)/python -c 'from dbt.adapters.spark_streams.versions \
 	        import default_delta_package as d; print(d().split(":")[1])') \
 	    -DincludeScope=runtime -DexcludeArtifactIds=scala-library \
 	    -DoutputDirectory=$(abspath $(JARS))

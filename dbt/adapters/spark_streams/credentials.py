@@ -21,7 +21,7 @@ from dbt.adapters.spark_streams.redaction import (
     masked,
     secrets_in,
 )
-from dbt.adapters.spark_streams.session.jvm.versions import default_delta_package
+from dbt.adapters.spark_streams.versions import default_delta_package
 
 # Delta's artifact for the installed PySpark (session/versions.py). Override with the
 # `delta_package` profile key once a newer artifact is published.

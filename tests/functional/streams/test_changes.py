@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.spark_streams.session.jvm.versions import installed_spark
+from dbt.adapters.spark_streams.versions import installed_spark
 from tests.functional.delta import DeltaProject, sources_yml
 
 SOURCES = sources_yml("shop", "orders", "late_feed", "plain", "ghost")

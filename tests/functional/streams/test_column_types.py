@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.spark_streams.session.jvm.versions import installed_spark
+from dbt.adapters.spark_streams.versions import installed_spark
 from tests.functional.delta import DeltaProject, sources_yml
 
 COLUMNS = (

@@ -13,7 +13,7 @@ from dbt.adapters.spark_streams.session.embedded_confs import (
     DELTA_EXTENSION,
     session_confs,
 )
-from dbt.adapters.spark_streams.session.jvm.versions import (
+from dbt.adapters.spark_streams.versions import (
     SparkVersion,
     delta_package_for,
     installed_spark,

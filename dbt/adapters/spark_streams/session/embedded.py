@@ -29,11 +29,11 @@ from dbt.adapters.spark_streams.session.embedded_confs import (
     session_confs,
 )
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
-from dbt.adapters.spark_streams.session.jvm.versions import installed_spark, unsupported_spark
 from dbt.adapters.spark_streams.session.secret_confs import secrets_off_the_command_line
 from dbt.adapters.spark_streams.session.stores.object_store import require_endpoint
 from dbt.adapters.spark_streams.session.stores.probe import probe_stores
 from dbt.adapters.spark_streams.session.stores.reachable import unanswered
+from dbt.adapters.spark_streams.versions import installed_spark, unsupported_spark
 
 logger = AdapterLogger("SparkStreams")
 

@@ -25,9 +25,9 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 from dbt.adapters.spark_streams.session.advice import without_harmful_advice
-from dbt.adapters.spark_streams.session.jvm.versions import line_limit
 from dbt.adapters.spark_streams.session.lost_servers import server_unavailable, unavailable_message
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
+from dbt.adapters.spark_streams.versions import line_limit
 
 logger = AdapterLogger("SparkStreams")
 
@@ -146,7 +146,7 @@ def _explained(message: str | None, full_text: str) -> str | None:
     for a Derby metastore, a metastore's database out of connections, a full disk (which
     Spark often names only in the cause of a "Task failed while writing rows", deep in the
     stack), an object store that stopped answering or kept throttling, and what an older
-    Spark line cannot do (jvm/versions.py). Any other message
+    Spark line cannot do (versions.py). Any other message
     without the advice that would lose data (session/advice.py)."""
     if message and DERBY_VIEW_TEXT_LIMIT in message:
         return VIEW_TOO_LONG

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from urllib.parse import unquote
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials, StreamsConnectionMethod
-from dbt.adapters.spark_streams.session.jvm.versions import grpc_status_name
+from dbt.adapters.spark_streams.versions import grpc_status_name
 
 _LOST: dict[str, str] = {}
 _LOCK = threading.Lock()
@@ -51,7 +51,7 @@ def server_unavailable(exc: BaseException | None) -> bool:
 
     The code is compared by name: this module is imported by every session, and grpc is only
     installed with the connect extra. Where the status is kept differs between PySpark
-    versions (jvm/versions.py)."""
+    versions (versions.py)."""
     return any(grpc_status_name(error) == "UNAVAILABLE" for error in chain(exc))
 
 

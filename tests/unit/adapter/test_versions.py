@@ -3,9 +3,9 @@
 import pytest
 from pyspark.errors import AnalysisException
 
+from dbt.adapters.spark_streams import versions
 from dbt.adapters.spark_streams.session.errors import spark_error_message
-from dbt.adapters.spark_streams.session.jvm import versions
-from dbt.adapters.spark_streams.session.jvm.versions import SparkVersion
+from dbt.adapters.spark_streams.versions import SparkVersion
 
 
 @pytest.mark.parametrize(

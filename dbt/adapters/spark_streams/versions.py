@@ -11,8 +11,8 @@ Spark Connect's Python client differs too, and is read here by what it offers ra
 its number: 4.0's retry policy has no `max_server_retry_delay` (`accepted_keywords`), and its
 errors do not carry their gRPC status, which stays on the gRPC error they were raised from
 (`grpc_status_name`). And two Spark lines fail where later ones do not; `line_limit` says
-so in a sentence (session/errors.py). This module imports nothing of PySpark: it is read
-before a JVM starts.
+so in a sentence (session/errors.py). This module imports nothing, PySpark included: the
+profile's defaults (credentials.py) read it before a JVM starts.
 """
 
 import inspect
