@@ -23,7 +23,7 @@ from dbt.adapters.spark_streams.redaction import (
 )
 from dbt.adapters.spark_streams.versions import default_delta_package
 
-# Delta's artifact for the installed PySpark (session/versions.py). Override with the
+# Delta's artifact for the installed PySpark (versions.py). Override with the
 # `delta_package` profile key once a newer artifact is published.
 DEFAULT_DELTA_PACKAGE = default_delta_package()
 
