@@ -60,7 +60,7 @@ wheel: install
 	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)
 	$(BIN)/pip wheel --quiet --no-deps -w $(WHEEL_DIR)/dist .
 	$(PYTHON) -m venv $(WHEEL_DIR)/venv
-	$(WHEEL_DIR)/venv/bin/pip install --quiet $(WHEEL_DIR)/dist/*.whl
+	$(WHEEL_DIR)/venv/bin/pip install --quiet -c constraints/default.txt $(WHEEL_DIR)/dist/*.whl
 	cp -r integration_project $(WHEEL_DIR)/project
 	rm -rf $(WHEEL_DIR)/project/target $(WHEEL_DIR)/project/logs \
 	    $(WHEEL_DIR)/project/spark-warehouse $(WHEEL_DIR)/project/metastore
