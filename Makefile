@@ -135,7 +135,8 @@ test-store: warm
 # PostgreSQL metastore, both started by scripts/with_thrift.py and stopped after; each test
 # process's own session shares the server's warehouse and catalog to set sources up and check.
 THRIFT_TESTS ?= tests/thrift $(F)/test_seed_examples.py $(F)/test_changes.py $(F)/test_view_streams.py \
-    $(F)/test_file_streams.py $(F)/test_history.py::TestHistory $(F)/test_threads.py
+    $(F)/test_file_streams.py $(F)/test_history.py::TestHistory $(F)/test_threads.py \
+    $(F)/test_column_types.py $(F)/test_schema_change.py
 test-thrift: warm
 	rm -rf build/thrift
 	$(BIN)/python scripts/with_thrift.py build/thrift -- \

@@ -31,6 +31,7 @@ from dbt.adapters.spark_streams.session.lost_servers import (
     HIVESERVER2_METHODS,
     chain,
     lost_message,
+    thrift_refusal,
     thrift_server_lost,
 )
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
@@ -127,6 +128,22 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
                 raise
             logger.debug(f"Closing a connection to a lost server: {exc}")
 
+    def execute(
+        self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: int | None = None
+    ) -> Any:
+        """dbt's, with a result a Thrift Server cannot describe said in a sentence: dbt reads
+        a result's columns after its exception handler, so PyHive's error came out raw."""
+        try:
+            return super().execute(sql, auto_begin, fetch, limit)
+        except DbtRuntimeError:
+            raise
+        except Exception as exc:
+            creds = getattr(getattr(self, "profile", None), "credentials", None)
+            refusal = thrift_refusal(creds, exc) if creds is not None else None
+            if refusal is None:
+                raise
+            raise DbtRuntimeError(refusal) from None
+
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
         """dbt-spark's, except that a lost Spark keeps its type: dbt-spark re-raises every
@@ -143,4 +160,7 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
             lost = thrift_server_lost(creds, exc) if creds is not None else None
             if lost is not None:
                 raise SparkUnreachable(lost) from None
+            refusal = thrift_refusal(creds, exc) if creds is not None else None
+            if refusal is not None:
+                raise DbtRuntimeError(refusal) from None
             raise

@@ -16,11 +16,12 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.spark_streams.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
-from dbt.adapters.spark_streams.session.lost_servers import thrift_server_lost
+from dbt.adapters.spark_streams.session.lost_servers import thrift_refusal, thrift_server_lost
 from dbt.adapters.spark_streams.session.statement_confs import session_confs
 from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.build import (
@@ -101,14 +102,17 @@ class StreamMethods(metaclass=AdapterMeta):
         try:
             _, cursor = self.connections.add_query(sql, auto_begin=False)
             rows = cursor.fetchall() or []
+            names = [column[0] for column in cursor.description or []]
         except SparkUnreachable:
             raise
-        except Exception as exc:  # a HiveServer2 fetch's lost server is not wrapped by dbt
+        except Exception as exc:  # a HiveServer2 fetch's errors are not wrapped by dbt
             lost = thrift_server_lost(self.config.credentials, exc)
-            if lost is None:
+            if lost is not None:
+                raise SparkUnreachable(lost) from None
+            refusal = thrift_refusal(self.config.credentials, exc)
+            if refusal is None:
                 raise
-            raise SparkUnreachable(lost) from None
-        names = [column[0] for column in cursor.description or []]
+            raise DbtRuntimeError(refusal) from None
         return [with_mappings(dict(zip(names, row, strict=True))) for row in rows]
 
     def _registry(self) -> Registry:

@@ -61,3 +61,20 @@ def test_a_lost_thrift_server_is_one_sentence_found_once_per_run():
     assert thrift_server_lost(thrift, TTransportException("unexpected exception")) == said
     assert thrift_server_lost(thrift, ValueError("[TABLE_OR_VIEW_NOT_FOUND]")) is None
     forget_lost_servers()
+
+
+def test_a_variant_result_over_thrift_is_one_sentence_naming_the_method():
+    from dbt.adapters.spark_streams.session.lost_servers import thrift_refusal
+
+    # PyHive raises the server's response as the error's text
+    error = RuntimeError(
+        "TGetResultSetMetadataResp(status=TStatus(statusCode=3, infoMessages=['*java.lang."
+        "RuntimeException:java.lang.IllegalArgumentException: Unrecognized type name: "
+        "variant:19:18'"
+    )
+    said = thrift_refusal(creds(method="thrift", port=10001), error)
+    assert said is not None
+    assert said.startswith("The Spark Thrift Server at 10.0.0.5:10001 cannot return a VARIANT")
+    assert "method: connect or session" in said
+    assert thrift_refusal(creds(method="thrift"), ValueError("[PARSE_SYNTAX_ERROR]")) is None
+    assert thrift_refusal(creds(host="sc://h:1", method="connect"), error) is None

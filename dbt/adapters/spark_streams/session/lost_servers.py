@@ -88,3 +88,21 @@ def thrift_server_lost(creds: SparkStreamsCredentials, error: BaseException) -> 
     )
     note_lost(address, message)
     return lost_message(address)
+
+
+# HiveServer2 describes a result's columns in Hive's types, which have no VARIANT.
+VARIANT_OVER_THRIFT = "Unrecognized type name: variant"
+
+
+def thrift_refusal(creds: SparkStreamsCredentials, error: BaseException) -> str | None:
+    """For a HiveServer2 method, the sentence for a result the Thrift Server cannot send."""
+    if StreamsConnectionMethod(creds.method) not in HIVESERVER2_METHODS:
+        return None
+    if not any(VARIANT_OVER_THRIFT in str(e) for e in chain(error)):
+        return None
+    return (
+        f"The Spark Thrift Server at {creds.host}:{creds.port} cannot return a VARIANT column "
+        "(HiveServer2 describes results in Hive's types, which have no VARIANT), and this "
+        "statement's result has one. Build models that read tables with VARIANT columns over "
+        "method: connect or session, or leave the VARIANT columns out of their sources."
+    )
