@@ -31,8 +31,8 @@ from dbt.adapters.spark_streams.session.lost_servers import (
     HIVESERVER2_METHODS,
     chain,
     lost_message,
+    thrift_error,
     thrift_refusal,
-    thrift_server_lost,
 )
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
@@ -138,7 +138,7 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         except DbtRuntimeError:
             raise
         except Exception as exc:
-            creds = getattr(getattr(self, "profile", None), "credentials", None)
+            creds = self._credentials()
             refusal = thrift_refusal(creds, exc) if creds is not None else None
             if refusal is None:
                 raise
@@ -156,11 +156,12 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
             cause = exc.__context__
             if isinstance(cause, SparkUnreachable):
                 raise cause from None
-            creds = getattr(getattr(self, "profile", None), "credentials", None)
-            lost = thrift_server_lost(creds, exc) if creds is not None else None
-            if lost is not None:
-                raise SparkUnreachable(lost) from None
-            refusal = thrift_refusal(creds, exc) if creds is not None else None
-            if refusal is not None:
-                raise DbtRuntimeError(refusal) from None
-            raise
+            creds = self._credentials()
+            said = thrift_error(creds, exc) if creds is not None else None
+            if said is None:
+                raise
+            raise said from None
+
+    def _credentials(self) -> SparkStreamsCredentials | None:
+        """The profile's credentials, where this manager has a profile."""
+        return getattr(getattr(self, "profile", None), "credentials", None)

@@ -16,12 +16,11 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
-from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.spark_streams.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
-from dbt.adapters.spark_streams.session.lost_servers import thrift_refusal, thrift_server_lost
+from dbt.adapters.spark_streams.session.lost_servers import thrift_error
 from dbt.adapters.spark_streams.session.statement_confs import session_confs
 from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.build import (
@@ -106,13 +105,10 @@ class StreamMethods(metaclass=AdapterMeta):
         except SparkUnreachable:
             raise
         except Exception as exc:  # a HiveServer2 fetch's errors are not wrapped by dbt
-            lost = thrift_server_lost(self.config.credentials, exc)
-            if lost is not None:
-                raise SparkUnreachable(lost) from None
-            refusal = thrift_refusal(self.config.credentials, exc)
-            if refusal is None:
+            said = thrift_error(self.config.credentials, exc)
+            if said is None:
                 raise
-            raise DbtRuntimeError(refusal) from None
+            raise said from None
         return [with_mappings(dict(zip(names, row, strict=True))) for row in rows]
 
     def _registry(self) -> Registry:

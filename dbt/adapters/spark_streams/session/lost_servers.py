@@ -13,7 +13,10 @@ import threading
 from collections.abc import Iterator
 from urllib.parse import unquote
 
+from dbt_common.exceptions import DbtRuntimeError
+
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials, StreamsConnectionMethod
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 from dbt.adapters.spark_streams.versions import grpc_status_name
 
 _LOST: dict[str, str] = {}
@@ -106,3 +109,13 @@ def thrift_refusal(creds: SparkStreamsCredentials, error: BaseException) -> str 
         "statement's result has one. Build models that read tables with VARIANT columns over "
         "method: connect or session, or leave the VARIANT columns out of their sources."
     )
+
+
+def thrift_error(creds: SparkStreamsCredentials, error: BaseException) -> Exception | None:
+    """What to raise for a HiveServer2 statement's failure told in a sentence: its server
+    lost (SparkUnreachable) or a result the server cannot send; None for any other."""
+    lost = thrift_server_lost(creds, error)
+    if lost is not None:
+        return SparkUnreachable(lost)
+    refusal = thrift_refusal(creds, error)
+    return DbtRuntimeError(refusal) if refusal is not None else None
