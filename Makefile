@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -142,27 +142,41 @@ test-thrift: warm
 	$(BIN)/python scripts/with_thrift.py build/thrift -- \
 	    $(BIN)/pytest $(XDIST) --durations=10 $(THRIFT_TESTS)
 
-# .ci/run's share of them: the worked examples over `thrift`, and the server killed the moment
-# a MERGE's commit lands (the rest of `make test-thrift` does not fit CI's 60 minutes).
-THRIFT_CI_TESTS := "tests/thrift/test_server_lost.py::test_a_server_killed_between_a_writes_commit_and_its_reply[customers_mirror]" \
-    $(F)/test_seed_examples.py
+# .ci/run's share of them: the compatibility project over `thrift` (every strategy, table, view
+# and insert-only streams, changes(), history, a dbt unit test, `--threads 4`, dbt killed after
+# its commits and the recovery, show_streams; scripts/compat_run.py), then the server killed the
+# moment a MERGE's commit lands (the rest of `make test-thrift` does not fit CI's 60 minutes).
+THRIFT_KILLED := "tests/thrift/test_server_lost.py::test_a_server_killed_between_a_writes_commit_and_its_reply[customers_mirror]"
 test-thrift-ci: warm
-	@$(MAKE) --no-print-directory test-thrift THRIFT_TESTS='$(THRIFT_CI_TESTS)'
+	rm -rf build/thrift-ci
+	$(BIN)/python scripts/with_thrift.py build/thrift-ci -- sh -c \
+	    '$(BIN)/python scripts/compat_run.py build/thrift-ci/compat --thrift && \
+	     $(BIN)/pytest --durations=5 $(THRIFT_KILLED)'
 
-# The ends of the version ranges setup.cfg declares, each in a virtualenv of its own under
-# build/versions (constraints/<set>.txt pins its dbt-core, dbt-spark and PySpark): the unit
-# tests and the functional core on an embedded session of that Spark, with Delta's jars for it.
-VERSION_SETS ?= spark-4.0 spark-4.1 dbt-1.12
+# The compatibility matrix: dbt-core 1.11 (the oldest) and 1.12 (the newest) with each Spark
+# line a Delta release supports, each combination in a virtualenv kept per machine
+# (constraints/dbt-<line>.txt with constraints/spark-<line>.txt): the compatibility project
+# (tests/compat/project) built, killed after a commit and recovered, over Spark Connect with
+# the oldest dbt-core, and dbt-spark's own tests with the newest of both (scripts/matrix.py).
+# Prints each combination's result and minutes, and writes the table of
+# docs/reference/dbt-compatibility.md.
+matrix: warm
+	$(BIN)/python scripts/matrix.py
+
+# Deeper than the matrix, at the ends of the ranges: the unit tests and the functional core in
+# each combination of VERSION_SETS, in a virtualenv of its own under build/versions.
+VERSION_SETS ?= dbt-1.11+spark-4.0 dbt-1.11+spark-4.1 dbt-1.12+spark-4.2
 VERSION_TESTS ?= tests/unit $(F)/test_seed_examples.py $(F)/test_changes.py \
     $(F)/test_view_streams.py $(F)/test_file_streams.py $(F)/test_history.py::TestHistory \
     $(F)/test_column_types.py $(F)/test_schema_change.py $(F)/test_threads.py
 test-versions:
 	@for set in $(VERSION_SETS); do \
-	    venv=build/versions/$$set; \
-	    echo "== $$set: $$(grep -v '^#' constraints/$$set.txt | tr '\n' ' ')"; \
+	    venv=build/versions/$$set; dbt=$${set%%+*}; spark=$${set##*+}; \
+	    constraints="-c constraints/$$dbt.txt -c constraints/$$spark.txt"; \
+	    echo "== $$set: $$(cat constraints/$$dbt.txt constraints/$$spark.txt | grep -v '^#' | tr '\n' ' ')"; \
 	    test -x $$venv/bin/python || $(PYTHON) -m venv $$venv || exit 1; \
 	    $$venv/bin/pip install --quiet --upgrade pip && \
-	    $$venv/bin/pip install --quiet -c constraints/$$set.txt -e '.[dev,connect,thrift]' && \
+	    $$venv/bin/pip install --quiet $$constraints -e '.[dev,connect,thrift]' && \
 	    $$venv/bin/python scripts/warm_start.py && \
 	    $$venv/bin/pytest $(XDIST) --durations=5 $(VERSION_TESTS) || exit 1; \
 	done

@@ -7,10 +7,11 @@ this repository), points the profile those tests use for Spark's in-process sess
 for that profile: tests marked `skip_profile('spark_session')` are skipped by dbt-spark's own
 fixture, as in its CI.
 
-Deselected, with the reason: three tests of `TestSparkEmptySeedFlag` run `dbt seed --empty`,
-a flag of dbt-core newer than the pinned 1.11 (`No such option '--empty'`), or expect `dbt
-build --empty` to leave seeds empty, which that flag brings; they fail the same way against
-dbt-spark itself. Its fourth test (a plain `dbt seed`) runs.
+Deselected on dbt-core 1.11, with the reason: three tests of `TestSparkEmptySeedFlag` run `dbt
+seed --empty`, a flag of dbt-core 1.12 (`No such option '--empty'`), or expect `dbt build
+--empty` to leave seeds empty, which that flag brings; they fail the same way against
+dbt-spark itself. Its fourth test (a plain `dbt seed`) runs. On dbt-core 1.12 (`make matrix`
+runs it there) nothing is deselected.
 
 Usage: scripts/peer_suite.py [extra pytest arguments]
 """
@@ -27,11 +28,16 @@ ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT / "build" / "peer"
 EMPTY_SEEDS = "tests/functional/adapter/empty/test_empty.py::TestSparkEmptySeedFlag::"
 NEWER_DBT = "dbt seed --empty, and seeds left empty by dbt build --empty: dbt-core 1.12"
-DESELECTED = {
-    EMPTY_SEEDS + "test_seed_empty_creates_table_with_zero_rows": NEWER_DBT,
-    EMPTY_SEEDS + "test_seed_empty_preserves_column_types": NEWER_DBT,
-    EMPTY_SEEDS + "test_build_empty_with_seed": NEWER_DBT,
-}
+OLDER_DBT = tuple(int(part) for part in version("dbt-core").split(".")[:2]) < (1, 12)
+DESELECTED = (
+    {
+        EMPTY_SEEDS + "test_seed_empty_creates_table_with_zero_rows": NEWER_DBT,
+        EMPTY_SEEDS + "test_seed_empty_preserves_column_types": NEWER_DBT,
+        EMPTY_SEEDS + "test_build_empty_with_seed": NEWER_DBT,
+    }
+    if OLDER_DBT
+    else {}
+)
 # Appended to dbt-spark's tests/functional/fixtures/profiles.py: its session profile, here.
 PROFILE_HOOK = """
 

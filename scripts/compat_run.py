@@ -1,0 +1,173 @@
+"""The compatibility project (tests/compat/project) run as a user runs it, with the dbt-core
+and PySpark of the Python that runs this script: one combination of `make matrix`.
+
+Each step is a dbt process, so each opens its own session of that Spark with Delta's jars for
+it. The project's data tests assert the outcome after each build: a mirror equals its source,
+an append-only audit holds each order once, an insert-only stream's audit each landed row
+once, a view stream's mirror equals its view, a history's open rows equal the source, and
+`changes()` since the source's first version gives its rows as inserts; a dbt unit test of a
+stream model runs with them.
+
+    1. `dbt seed --empty` (dbt-core 1.12 and later: the seed's table made with no rows,
+       checked by the next build's first hook)
+    2. `dbt build`: the sources made, the seed loaded, every model's first build, the tests
+    3. `dbt run --threads 4` of the four stream models after a round of source changes,
+       SIGKILLed once all four have committed their writes and not yet their offsets
+    4. `dbt build`: the recovery; every test passes again (nothing lost, nothing twice)
+    5. with --connect: a Spark Connect server of this Spark started on the same warehouse and
+       catalog, and after another round of changes the mirror and the audit built over
+       `method: connect` (`dbt build --target connect`), with their tests
+
+With --thrift (under scripts/with_thrift.py, `make test-thrift-ci`) steps 1 to 4 run over
+dbt-spark's `thrift` method against that Spark Thrift Server instead, and show_streams then
+lists the streams, none stale.
+
+Usage: scripts/compat_run.py <work dir> [--connect | --thrift]
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from dbt.adapters.spark_streams.streams.builds.faults import BUILDS_ENV, CRASH_ENV  # noqa: E402
+from dbt.adapters.spark_streams.versions import default_delta_package  # noqa: E402
+from scripts import thrift_server  # noqa: E402
+
+PROJECT = REPO / "tests" / "compat" / "project"
+DBT = str(Path(sys.executable).with_name("dbt"))
+STREAM_MODELS = ("customers_mirror", "orders_audit", "events_audit", "paired_mirror")
+TESTS = (
+    "mirror_equals_source", "audit_has_each_order_once", "events_audit_has_each_event_once",
+    "paired_mirror_is_view", "history_current_is_source", "changes_are_source", "seed_loaded",
+    "mirror_passes_a_streams_rows", "latest_has_every_customer",
+)  # fmt: skip
+
+# Over Connect: a table stream's mirror and an append-only stream's audit, and their tests.
+OVER_CONNECT = ("customers_mirror", "orders_audit", "mirror_equals_source",
+                "audit_has_each_order_once")  # fmt: skip
+
+
+class StepFailed(Exception):
+    pass
+
+
+def dbt(project: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """`dbt <args>` in the project; its output. Printed with the step's seconds."""
+    began = time.monotonic()
+    environment = {**os.environ, "DBT_PROFILES_DIR": str(project), **(env or {})}
+    environment["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "0"
+    done = subprocess.run([DBT, *args], cwd=project, env=environment, capture_output=True,
+                          text=True, timeout=900, check=False)  # fmt: skip
+    print(f"  dbt {' '.join(args)}: exit {done.returncode}, {time.monotonic() - began:.0f} s")
+    expected = -9 if env and CRASH_ENV in env else 0
+    if done.returncode != expected:
+        raise StepFailed(f"dbt {' '.join(args)} exited {done.returncode}:\n{done.stdout}")
+    return done.stdout
+
+
+def passed_every_test(output: str, tests: tuple[str, ...] = TESTS) -> None:
+    missing = [test for test in tests if not re.search(rf"PASS (\S+::)?{test} ", output)]
+    if missing:
+        raise StepFailed(f"not passed: {', '.join(missing)}\n{output}")
+
+
+def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
+    """A killed dbt's JVM ends once it notices its Python is gone, freeing embedded Derby."""
+    marker = f"derby.system.home={metastore}"
+    deadline = time.monotonic() + timeout
+    while subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0:
+        if time.monotonic() > deadline:
+            raise StepFailed(f"the killed dbt's JVM ({marker}) is still running")
+        time.sleep(1)
+
+
+def crash_and_recover(project: Path, target: dict[str, str] | None = None) -> None:
+    """Steps 1 to 4 on the profile's `dev` target, or on `target` (its name and the
+    environment its profile reads)."""
+    env = dict(target or {})
+    chosen = ["--target", env.pop("target")] if "target" in env else []
+    seeded_empty = tuple(int(part) for part in version("dbt-core").split(".")[:2]) >= (1, 12)
+    if seeded_empty:
+        dbt(project, "seed", "--empty", *chosen, env=env)
+    flag = "true" if seeded_empty else "false"
+    first = dbt(
+        project, "build", *chosen, "--vars", f"{{round: 0, seeded_empty: {flag}}}", env=env
+    )
+    passed_every_test(first)
+    crash = {**env, CRASH_ENV: "after_commit", BUILDS_ENV: str(len(STREAM_MODELS))}
+    dbt(project, "run", *chosen, "--select", *STREAM_MODELS, "--vars", "{round: 1}", env=crash)
+    wait_for_jvm_exit(project / "metastore")
+    passed_every_test(dbt(project, "build", *chosen, env=env))
+
+
+def over_connect(project: Path) -> None:
+    home = project / "connect-server"
+    profile = {
+        "warehouse_dir": str(project / "spark-warehouse"),
+        "metastore_dir": str(project / "metastore"),
+        "shuffle_partitions": 1,
+        "server_side_parameters": {
+            "spark.sql.codegen.wholeStage": "false",
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+            "spark.sql.adaptive.enabled": "false",
+        },
+    }
+    began = time.monotonic()
+    state = thrift_server.start(home, profile, server=thrift_server.CONNECT)
+    print(f"  Spark Connect server {version('pyspark')}: {time.monotonic() - began:.0f} s")
+    try:
+        env = {"COMPAT_CONNECT_PORT": str(state["port"])}
+        output = dbt(project, "build", "--target", "connect", "--vars", "{round: 2}",
+                     "--select", *OVER_CONNECT, env=env)  # fmt: skip
+        passed_every_test(output, OVER_CONNECT[2:])
+    finally:
+        thrift_server.stop(home)
+
+
+def over_thrift(project: Path, home: Path) -> None:
+    """Steps 1 to 4 over `method: thrift`, at the Thrift Server scripts/with_thrift.py started
+    (its state in <home>/thrift), then the streams as show_streams lists them."""
+    server = json.loads((home / "thrift" / "thrift-server.json").read_text())
+    env = {"target": "thrift", "COMPAT_THRIFT_PORT": str(server["port"])}
+    crash_and_recover(project, env)
+    env.pop("target")
+    listed = dbt(project, "run-operation", "show_streams", "--target", "thrift", env=env)
+    for stream in ("customers_mirror__customers", "orders_audit__orders", "events_audit__events"):
+        if not re.search(rf"\| {stream} +\|.*\| false +\| [^|]+\| [^|]+\| false +\|", listed):
+            raise StepFailed(f"show_streams does not list {stream} as current:\n{listed}")
+
+
+def main(work: Path, connect: bool, thrift: Path | None) -> int:
+    delta = default_delta_package()
+    print(f"dbt-core {version('dbt-core')}, PySpark {version('pyspark')}, Delta {delta}")
+    project = work / "project"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(PROJECT, project)
+    try:
+        if thrift:
+            over_thrift(project, thrift)
+            print("passed")
+            return 0
+        crash_and_recover(project)
+        if connect:
+            over_connect(project)
+    except StepFailed as failed:
+        print(f"FAILED: {failed}")
+        return 1
+    print("passed")
+    return 0
+
+
+if __name__ == "__main__":
+    thrift_home = os.environ.get("SPARK_STREAMS_THRIFT") if "--thrift" in sys.argv else None
+    sys.exit(main(Path(sys.argv[1]).resolve(), "--connect" in sys.argv[2:],
+                  Path(thrift_home) if thrift_home else None))  # fmt: skip
