@@ -10,17 +10,19 @@ stream model runs with them.
 
     1. `dbt seed --empty` (dbt-core 1.12 and later: the seed's table made with no rows,
        checked by the next build's first hook)
-    2. `dbt build`: the sources made, the seed loaded, every model's first build, the tests
-    3. `dbt run --threads 4` of the four stream models after a round of source changes,
-       SIGKILLed once all four have committed their writes and not yet their offsets
-    4. `dbt build`: the recovery; every test passes again (nothing lost, nothing twice)
-    5. with --connect: a Spark Connect server of this Spark started on the same warehouse and
+    2. `dbt build --threads 4`: the sources made, the seed loaded, the models' first builds,
+       SIGKILLed once four stream builds have committed their writes and not yet their offsets
+    3. a round of source changes (updates, deletes, inserts, new files) and `dbt build`: the
+       recovery and the changes; every test passes (nothing lost, nothing twice)
+    4. with --connect: a Spark Connect server of this Spark started on the same warehouse and
        catalog, and after another round of changes the mirror and the audit built over
        `method: connect` (`dbt build --target connect`), with their tests
 
-With --thrift (under scripts/with_thrift.py, `make test-thrift-ci`) steps 1 to 4 run over
-dbt-spark's `thrift` method against that Spark Thrift Server instead, and show_streams then
-lists the streams, none stale.
+With --thrift (under scripts/with_thrift.py, `make test-thrift-ci`) steps 1 to 3 run over
+dbt-spark's `thrift` method against that Spark Thrift Server instead; then the server is
+SIGKILLed the moment the mirror's MERGE commits (before its reply), started again, and the
+next build passes every test and finds nothing left to commit; show_streams then lists the
+streams, none stale.
 
 Usage: scripts/compat_run.py <work dir> [--connect | --thrift]
 """
@@ -31,6 +33,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
@@ -40,11 +43,12 @@ sys.path.insert(0, str(REPO))
 
 from dbt.adapters.spark_streams.streams.builds.faults import BUILDS_ENV, CRASH_ENV  # noqa: E402
 from dbt.adapters.spark_streams.versions import default_delta_package  # noqa: E402
-from scripts import thrift_server  # noqa: E402
+from scripts import thrift_server, with_thrift  # noqa: E402
+from scripts.thrift_server import STATE  # noqa: E402
 
 PROJECT = REPO / "tests" / "compat" / "project"
 DBT = str(Path(sys.executable).with_name("dbt"))
-STREAM_MODELS = ("customers_mirror", "orders_audit", "events_audit", "paired_mirror")
+CRASHED_BUILDS = 4  # of the six stream models, as many as the profile's threads
 TESTS = (
     "mirror_equals_source", "audit_has_each_order_once", "events_audit_has_each_event_once",
     "paired_mirror_is_view", "history_current_is_source", "changes_are_source", "seed_loaded",
@@ -60,16 +64,19 @@ class StepFailed(Exception):
     pass
 
 
-def dbt(project: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    """`dbt <args>` in the project; its output. Printed with the step's seconds."""
+def dbt(
+    project: Path, *args: str, env: dict[str, str] | None = None, exits: int | None = 0
+) -> str:
+    """`dbt <args>` in the project; its output. Printed with the step's seconds. It must exit
+    with `exits` (None: with a failure), or with SIGKILL when a crash is asked for."""
     began = time.monotonic()
     environment = {**os.environ, "DBT_PROFILES_DIR": str(project), **(env or {})}
     environment["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "0"
     done = subprocess.run([DBT, *args], cwd=project, env=environment, capture_output=True,
                           text=True, timeout=900, check=False)  # fmt: skip
     print(f"  dbt {' '.join(args)}: exit {done.returncode}, {time.monotonic() - began:.0f} s")
-    expected = -9 if env and CRASH_ENV in env else 0
-    if done.returncode != expected:
+    expected = -9 if env and CRASH_ENV in env else exits
+    if done.returncode != expected and (expected is not None or done.returncode in (0, -9)):
         raise StepFailed(f"dbt {' '.join(args)} exited {done.returncode}:\n{done.stdout}")
     return done.stdout
 
@@ -91,22 +98,18 @@ def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
 
 
 def crash_and_recover(project: Path, target: dict[str, str] | None = None) -> None:
-    """Steps 1 to 4 on the profile's `dev` target, or on `target` (its name and the
+    """Steps 1 to 3 on the profile's `dev` target, or on `target` (its name and the
     environment its profile reads)."""
     env = dict(target or {})
     chosen = ["--target", env.pop("target")] if "target" in env else []
     seeded_empty = tuple(int(part) for part in version("dbt-core").split(".")[:2]) >= (1, 12)
     if seeded_empty:
         dbt(project, "seed", "--empty", *chosen, env=env)
-    flag = "true" if seeded_empty else "false"
-    first = dbt(
-        project, "build", *chosen, "--vars", f"{{round: 0, seeded_empty: {flag}}}", env=env
-    )
-    passed_every_test(first)
-    crash = {**env, CRASH_ENV: "after_commit", BUILDS_ENV: str(len(STREAM_MODELS))}
-    dbt(project, "run", *chosen, "--select", *STREAM_MODELS, "--vars", "{round: 1}", env=crash)
+    first = f"{{round: 0, seeded_empty: {'true' if seeded_empty else 'false'}}}"
+    crash = {**env, CRASH_ENV: "after_commit", BUILDS_ENV: str(CRASHED_BUILDS)}
+    dbt(project, "build", *chosen, "--vars", first, env=crash)
     wait_for_jvm_exit(project / "metastore")
-    passed_every_test(dbt(project, "build", *chosen, env=env))
+    passed_every_test(dbt(project, "build", *chosen, "--vars", "{round: 1}", env=env))
 
 
 def over_connect(project: Path) -> None:
@@ -134,16 +137,49 @@ def over_connect(project: Path) -> None:
 
 
 def over_thrift(project: Path, home: Path) -> None:
-    """Steps 1 to 4 over `method: thrift`, at the Thrift Server scripts/with_thrift.py started
-    (its state in <home>/thrift), then the streams as show_streams lists them."""
+    """Steps 1 to 3 over `method: thrift`, at the Thrift Server scripts/with_thrift.py started
+    (its state in <home>/thrift), the server killed as a MERGE commits, and show_streams."""
     server = json.loads((home / "thrift" / "thrift-server.json").read_text())
     env = {"target": "thrift", "COMPAT_THRIFT_PORT": str(server["port"])}
     crash_and_recover(project, env)
-    env.pop("target")
+    env = server_killed_on_commit(project, home)
     listed = dbt(project, "run-operation", "show_streams", "--target", "thrift", env=env)
     for stream in ("customers_mirror__customers", "orders_audit__orders", "events_audit__events"):
         if not re.search(rf"\| {stream} +\|.*\| false +\| [^|]+\| [^|]+\| false +\|", listed):
             raise StepFailed(f"show_streams does not list {stream} as current:\n{listed}")
+
+
+def server_killed_on_commit(project: Path, home: Path) -> dict[str, str]:
+    """The Thrift Server SIGKILLed the moment the mirror's MERGE commits, before its reply;
+    started again, the next build passes every test and commits nothing more to the mirror
+    (the killed build's commit carried its offset). The environment for the new server."""
+    log = home / "warehouse" / "compat.db" / "customers_mirror" / "_delta_log"
+    committed = max(int(path.stem) for path in log.glob("*.json"))
+    fired = threading.Event()
+    watcher = threading.Thread(target=kill_on, args=(home, log / f"{committed + 1:020d}.json",
+                                                     fired), daemon=True)  # fmt: skip
+    watcher.start()
+    env = {"COMPAT_THRIFT_PORT": str(json.loads((home / "thrift" / STATE).read_text())["port"])}
+    args = ("run", "--target", "thrift", "--select", "customers_mirror", "--vars", "{round: 2}")
+    lost = dbt(project, *args, env=env, exits=None)
+    if not fired.is_set() or "Traceback" in lost:
+        raise StepFailed(f"the server was not killed as the MERGE committed:\n{lost}")
+    postgres = json.loads((home / "postgres" / "postgres.json").read_text())
+    restarted = thrift_server.start(home / "thrift", with_thrift.server_profile(home, postgres))
+    env = {"COMPAT_THRIFT_PORT": str(restarted["port"])}
+    passed_every_test(dbt(project, "build", "--target", "thrift", env=env))
+    if max(int(path.stem) for path in log.glob("*.json")) != committed + 1:
+        raise StepFailed("the build after the lost server wrote the mirror again")
+    return env
+
+
+def kill_on(home: Path, commit: Path, fired: threading.Event) -> None:
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not commit.exists():
+        time.sleep(0.002)
+    if commit.exists():
+        thrift_server.kill(home / "thrift")
+        fired.set()
 
 
 def main(work: Path, connect: bool, thrift: Path | None) -> int:

@@ -2,7 +2,7 @@
   {%- set round = var('round', none) -%}
   {%- if round is none -%}{{ return('select 1') }}{%- endif -%}
   {%- if round == 0 -%}
-    {%- if var('seeded_empty', false) -%}
+    {%- if var('seeded_empty', false) and execute -%}
       {#- after `dbt seed --empty` (dbt-core 1.12): the seed's table, with no rows -#}
       {%- set rows = run_query('select count(*) from ' ~ target.schema ~ '.tiers').columns[0].values()[0] -%}
       {%- if rows != 0 -%}
