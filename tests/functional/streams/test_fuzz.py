@@ -10,7 +10,7 @@ made to fail. After every build each model that built must agree with the Python
 - `bag_log` (append of a keyless stream on a table with duplicate rows) likewise, by count.
 
 A model whose build failed must be unchanged, and its next build consumes everything since.
-`make test` runs a few derandomized examples; `make fuzz` runs many random ones.
+`make fuzz` runs its few explicit examples and many random ones (`make test` leaves it out).
 """
 
 import itertools
