@@ -1,0 +1,78 @@
+"""The compatibility matrix's plan and report (scripts/matrix.py), without building anything."""
+
+from pathlib import Path
+
+import pytest
+
+from scripts import matrix
+
+
+def test_every_end_of_each_range_is_a_combination() -> None:
+    names = [combination.name for combination in matrix.combinations()]
+    assert names == [
+        "dbt-1.11+spark-4.0", "dbt-1.11+spark-4.1", "dbt-1.11+spark-4.2",
+        "dbt-1.12+spark-4.0", "dbt-1.12+spark-4.1", "dbt-1.12+spark-4.2",
+    ]  # fmt: skip
+    for combination in matrix.combinations():
+        pins = "".join(path.read_text() for path in combination.constraints)
+        assert "dbt-core==" in pins and "pyspark==" in pins, combination.name
+
+
+def test_connect_servers_for_the_older_spark_lines_and_the_peer_suite_once() -> None:
+    connect = [c.name for c in matrix.combinations() if c.connect]
+    peer = [c.name for c in matrix.combinations() if c.peer]
+    assert connect == ["dbt-1.11+spark-4.0", "dbt-1.11+spark-4.1"]
+    assert peer == ["dbt-1.12+spark-4.2"]
+
+
+def test_the_pins_are_the_ends_setup_cfg_accepts() -> None:
+    setup = (matrix.REPO / "setup.cfg").read_text()
+    assert "dbt-core>=1.11.2,<1.13" in setup and "pyspark>=4.0.1,<4.3" in setup
+    oldest = (matrix.REPO / "constraints" / "dbt-1.11.txt").read_text()
+    assert "dbt-core==1.11.2" in oldest
+
+
+@pytest.fixture
+def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(matrix, "WORK", tmp_path)
+    return tmp_path
+
+
+def test_a_report_row_says_the_versions_the_steps_and_the_verdict(logs: Path) -> None:
+    newest = matrix.Combination("1.12", "4.2")
+    (logs / f"{newest.name}.log").write_text(
+        "$ pip install ...\n"
+        "dbt-core 1.12.0, PySpark 4.2.0, Delta io.delta:delta-spark_4.2_2.13:4.4.0\n"
+        "passed\n=========== 55 passed, 94 skipped in 220.61s (0:03:40) ===========\n"
+    )
+    oldest = matrix.Combination("1.11", "4.0")
+    (logs / f"{oldest.name}.log").write_text(
+        "$ pip install ...\nERROR: no matching distribution\n"
+    )
+    rows = matrix.table(
+        [matrix.summary(newest, True, 8.46), matrix.summary(oldest, False, 0.4)]
+    ).splitlines()
+    assert rows[2] == (
+        "| `dbt-1.12+spark-4.2` | dbt-core 1.12.0, PySpark 4.2.0, Delta "
+        "io.delta:delta-spark_4.2_2.13:4.4.0 | the compatibility project, dbt-spark's tests "
+        "(55 passed, 94 skipped) | passed | 8.5 |"
+    )
+    assert rows[3] == (
+        "| `dbt-1.11+spark-4.0` | dbt-core 1.11, Spark 4.0 | the compatibility project, over "
+        "Spark Connect | **failed** | 0.4 |"
+    )
+
+
+def test_the_page_gets_the_table_between_its_markers(
+    logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{matrix.BEGIN}\nold table\n{matrix.END}\nafter\n")
+    monkeypatch.setattr(matrix, "PAGE", page)
+    combination = matrix.Combination("1.11", "4.2")
+    (logs / f"{combination.name}.log").write_text("dbt-core 1.11.2, PySpark 4.2.0, Delta x\n")
+    matrix.write_page([matrix.summary(combination, True, 2.3)])
+    text = page.read_text()
+    assert text.startswith("before\n<!-- matrix: begin -->\n| combination |")
+    assert "old table" not in text and "| passed | 2.3 |" in text
+    assert text.endswith("<!-- matrix: end -->\nafter\n")
