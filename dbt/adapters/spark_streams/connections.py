@@ -32,7 +32,6 @@ from dbt.adapters.spark_streams.session.lost_servers import (
     chain,
     lost_message,
     thrift_error,
-    thrift_refusal,
 )
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
@@ -131,18 +130,20 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
     def execute(
         self, sql: str, auto_begin: bool = False, fetch: bool = False, limit: int | None = None
     ) -> Any:
-        """dbt's, with a result a Thrift Server cannot describe said in a sentence: dbt reads
-        a result's columns after its exception handler, so PyHive's error came out raw."""
+        """dbt's, with a HiveServer2 failure found after its exception handler (dbt reads a
+        result's columns and rows there: a result the server cannot describe, a server lost
+        while it sends them) said in a sentence, as the handler says it; PyHive's error came
+        out raw."""
         try:
             return super().execute(sql, auto_begin, fetch, limit)
         except DbtRuntimeError:
             raise
         except Exception as exc:
             creds = self._credentials()
-            refusal = thrift_refusal(creds, exc) if creds is not None else None
-            if refusal is None:
+            said = thrift_error(creds, exc) if creds is not None else None
+            if said is None:
                 raise
-            raise DbtRuntimeError(refusal) from None
+            raise said from None
 
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
