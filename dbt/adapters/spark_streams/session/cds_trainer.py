@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -96,14 +97,29 @@ def trainer_confs(confs: Mapping[str, str], workdir: Path, dump_to: Path) -> dic
 
 
 def _remove_leftovers(archive: Archive) -> None:
-    """Work folders of trainers that died (the lock is ours: no trainer is running), and all
-    but the newest archives."""
+    """Work folders of trainers that died, and all but the newest archives. The lock held is
+    this key's, so only this key's folders are surely dead; another key's trainer may be at
+    work in its own (removing it took its catalog from under it), unless the folder is older
+    than a trainer may run."""
+    dead_before = time.time() - 2 * TRAIN_TIMEOUT_S
     for leftover in archive.folder.glob(".dump-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+        if leftover.name.startswith(_workdir_prefix(archive)) or _mtime(leftover) < dead_before:
+            shutil.rmtree(leftover, ignore_errors=True)
     archives = sorted(archive.folder.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in archives[KEEP_ARCHIVES:]:
         old.unlink(missing_ok=True)
         old.with_suffix(".json").unlink(missing_ok=True)
+
+
+def _workdir_prefix(archive: Archive) -> str:
+    return f".dump-{archive.key}-"
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return time.time()
 
 
 def train(request_file: Path) -> int:
@@ -117,7 +133,7 @@ def train(request_file: Path) -> int:
         _remove_leftovers(archive)
         with contextlib.suppress(OSError):
             os.nice(10)
-        workdir = Path(tempfile.mkdtemp(prefix=".dump-", dir=archive.folder))
+        workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix(archive), dir=archive.folder))
         dump_to = workdir / "classes.jsa"
         retry_after: float = RETRY_AFTER_FAILURE_S
         try:

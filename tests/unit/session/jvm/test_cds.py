@@ -218,7 +218,7 @@ def test_a_good_dump_is_moved_into_place(jdk: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(cds_trainer, "_dump", dump)
     archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
-    (archive.folder / ".dump-left-by-a-dead-trainer").mkdir(parents=True)
+    (archive.folder / f".dump-{archive.key}-left-by-a-dead-trainer").mkdir(parents=True)
     assert cds_trainer.train(request(archive)) == 0
     assert archive.path.read_bytes() == b"classes"
     assert archive.info.exists()
@@ -263,17 +263,32 @@ def test_old_archives_beyond_the_newest_few_are_removed(jdk: Path) -> None:
     archive = cds.archive_for(CONFS, embedded_confs.spark_home())
     assert archive is not None
     archive.folder.mkdir(parents=True)
-    for age in range(5):
-        old = archive.folder / f"old{age}.jsa"
+    for age in range(cds.KEEP_ARCHIVES + 2):
+        old = archive.folder / f"old{age:02d}.jsa"
         old.write_bytes(b"a")
         stamp = time.time() - 1000 * (age + 1)
         os.utime(old, (stamp, stamp))
     cds_trainer._remove_leftovers(archive)
     assert sorted(p.name for p in archive.folder.glob("*.jsa")) == [
-        "old0.jsa",
-        "old1.jsa",
-        "old2.jsa",
+        f"old{age:02d}.jsa" for age in range(cds.KEEP_ARCHIVES)
     ]
+
+
+def test_a_trainer_leaves_another_keys_trainer_at_work(jdk: Path) -> None:
+    """Trainers of two keys run at once (two Spark installs starting, say): one's clean-up
+    removes its own key's dead work folders and any too old to be alive, not the other's."""
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
+    assert archive is not None
+    archive.folder.mkdir(parents=True)
+    own_dead = archive.folder / f".dump-{archive.key}-abc"
+    other_at_work = archive.folder / ".dump-0123456789abcdef01234567-xyz"
+    other_long_dead = archive.folder / ".dump-76543210fedcba9876543210-old"
+    for folder in (own_dead, other_at_work, other_long_dead):
+        (folder / "metastore").mkdir(parents=True)
+    stamp = time.time() - 2 * cds.TRAIN_TIMEOUT_S - 60
+    os.utime(other_long_dead, (stamp, stamp))
+    cds_trainer._remove_leftovers(archive)
+    assert [p.name for p in archive.folder.glob(".dump-*")] == [other_at_work.name]
 
 
 def test_verify_is_the_exit_code_of_java_xshare_on(tmp_path: Path) -> None:

@@ -47,7 +47,11 @@ RETRY_AFTER_FAILURE_S = 24 * 3600
 # A trainer whose JVM was killed (or timed out) says nothing about the archive: sooner.
 RETRY_AFTER_INTERRUPTION_S = 3600
 TRAIN_TIMEOUT_S = 1800
-KEEP_ARCHIVES = 3
+# One archive per distinct start (a Spark install and its jars): a project's tests, its
+# object-store profile and the compatibility matrix's six Spark installs are each one, and an
+# archive evicted is trained again (a minute or two of a core) at its next start. About 230 MB
+# each.
+KEEP_ARCHIVES = 10
 JAVA_OPTION_PREFIXES = (
     "-XX:SharedArchiveFile=",
     "-XX:ArchiveClassesAtExit=",
