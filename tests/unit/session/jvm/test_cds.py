@@ -117,6 +117,24 @@ def test_a_start_maps_the_archive_only_once_it_is_in_place(jdk: Path) -> None:
     assert cds.with_java_options(CONFS, []) == CONFS
 
 
+def test_an_archive_used_by_a_start_outlives_newer_unused_ones(jdk: Path) -> None:
+    archive = cds.archive_for(CONFS, embedded_confs.spark_home())
+    assert archive is not None
+    archive.folder.mkdir(parents=True)
+    archive.path.write_bytes(b"archive")
+    long_ago = time.time() - 100_000
+    os.utime(archive.path, (long_ago, long_ago))
+    for age in range(cds.KEEP_ARCHIVES):  # newer than it, none of them used since
+        newer = archive.folder / f"newer{age:02d}.jsa"
+        newer.write_bytes(b"a")
+        stamp = long_ago + 1000 * (age + 1)
+        os.utime(newer, (stamp, stamp))
+    assert cds.start_options(archive)
+    cds_trainer._remove_leftovers(archive)
+    assert archive.path.exists()
+    assert len(list(archive.folder.glob("*.jsa"))) == cds.KEEP_ARCHIVES
+
+
 def test_the_trainer_keeps_the_class_path_and_moves_the_catalog(tmp_path: Path) -> None:
     confs = {
         **CONFS,

@@ -50,7 +50,7 @@ TRAIN_TIMEOUT_S = 1800
 # One archive per distinct start (a Spark install and its jars): a project's tests, its
 # object-store profile and the compatibility matrix's six Spark installs are each one, and an
 # archive evicted is trained again (a minute or two of a core) at its next start. About 230 MB
-# each.
+# each. The ones kept are the ones used last.
 KEEP_ARCHIVES = 10
 JAVA_OPTION_PREFIXES = (
     "-XX:SharedArchiveFile=",
@@ -184,8 +184,13 @@ def archive_for(confs: Mapping[str, str], spark_home: Path) -> Archive | None:
 
 
 def start_options(archive: Archive) -> list[str]:
-    """JVM options for a start: the archive when one is ready, else none."""
-    return [f"-XX:SharedArchiveFile={archive.path}"] if archive.path.is_file() else []
+    """JVM options for a start: the archive when one is ready, else none. A used archive is
+    marked used (its time), so the ones kept are the ones in use, not the newest made."""
+    if not archive.path.is_file():
+        return []
+    with contextlib.suppress(OSError):
+        os.utime(archive.path)
+    return [f"-XX:SharedArchiveFile={archive.path}"]
 
 
 def with_java_options(confs: Mapping[str, str], options: list[str]) -> dict[str, str]:
