@@ -33,10 +33,11 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
+
+import yaml  # type: ignore[import-untyped]
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -44,7 +45,6 @@ sys.path.insert(0, str(REPO))
 from dbt.adapters.spark_streams.streams.builds.faults import BUILDS_ENV, CRASH_ENV  # noqa: E402
 from dbt.adapters.spark_streams.versions import default_delta_package  # noqa: E402
 from scripts import thrift_server, with_thrift  # noqa: E402
-from scripts.thrift_server import STATE  # noqa: E402
 
 PROJECT = REPO / "tests" / "compat" / "project"
 DBT = str(Path(sys.executable).with_name("dbt"))
@@ -76,7 +76,8 @@ def dbt(
                           text=True, timeout=900, check=False)  # fmt: skip
     print(f"  dbt {' '.join(args)}: exit {done.returncode}, {time.monotonic() - began:.0f} s")
     expected = -9 if env and CRASH_ENV in env else exits
-    if done.returncode != expected and (expected is not None or done.returncode in (0, -9)):
+    failed = done.returncode in (0, -9) if expected is None else done.returncode != expected
+    if failed:
         raise StepFailed(f"dbt {' '.join(args)} exited {done.returncode}:\n{done.stdout}")
     return done.stdout
 
@@ -114,15 +115,12 @@ def crash_and_recover(project: Path, target: dict[str, str] | None = None) -> No
 
 def over_connect(project: Path) -> None:
     home = project / "connect-server"
-    profile = {
-        "warehouse_dir": str(project / "spark-warehouse"),
-        "metastore_dir": str(project / "metastore"),
-        "shuffle_partitions": 1,
-        "server_side_parameters": {
-            "spark.sql.codegen.wholeStage": "false",
-            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-            "spark.sql.adaptive.enabled": "false",
-        },
+    dev = yaml.safe_load((project / "profiles.yml").read_text())["compat"]["outputs"]["dev"]
+    profile = {  # the embedded target's catalog and settings, for the server's session
+        "warehouse_dir": str(project / dev["warehouse_dir"]),
+        "metastore_dir": str(project / dev["metastore_dir"]),
+        "shuffle_partitions": dev["shuffle_partitions"],
+        "server_side_parameters": dev["server_side_parameters"],
     }
     began = time.monotonic()
     state = thrift_server.start(home, profile, server=thrift_server.CONNECT)
@@ -139,27 +137,23 @@ def over_connect(project: Path) -> None:
 def over_thrift(project: Path, home: Path) -> None:
     """Steps 1 to 3 over `method: thrift`, at the Thrift Server scripts/with_thrift.py started
     (its state in <home>/thrift), the server killed as a MERGE commits, and show_streams."""
-    server = json.loads((home / "thrift" / "thrift-server.json").read_text())
-    env = {"target": "thrift", "COMPAT_THRIFT_PORT": str(server["port"])}
-    crash_and_recover(project, env)
-    env = server_killed_on_commit(project, home)
+    server = json.loads((home / "thrift" / thrift_server.STATE).read_text())
+    env = {"COMPAT_THRIFT_PORT": str(server["port"])}
+    crash_and_recover(project, {"target": "thrift", **env})
+    env = server_killed_on_commit(project, home, env)
     listed = dbt(project, "run-operation", "show_streams", "--target", "thrift", env=env)
     for stream in ("customers_mirror__customers", "orders_audit__orders", "events_audit__events"):
         if not re.search(rf"\| {stream} +\|.*\| false +\| [^|]+\| [^|]+\| false +\|", listed):
             raise StepFailed(f"show_streams does not list {stream} as current:\n{listed}")
 
 
-def server_killed_on_commit(project: Path, home: Path) -> dict[str, str]:
+def server_killed_on_commit(project: Path, home: Path, env: dict[str, str]) -> dict[str, str]:
     """The Thrift Server SIGKILLed the moment the mirror's MERGE commits, before its reply;
     started again, the next build passes every test and commits nothing more to the mirror
     (the killed build's commit carried its offset). The environment for the new server."""
     log = home / "warehouse" / "compat.db" / "customers_mirror" / "_delta_log"
     committed = max(int(path.stem) for path in log.glob("*.json"))
-    fired = threading.Event()
-    watcher = threading.Thread(target=kill_on, args=(home, log / f"{committed + 1:020d}.json",
-                                                     fired), daemon=True)  # fmt: skip
-    watcher.start()
-    env = {"COMPAT_THRIFT_PORT": str(json.loads((home / "thrift" / STATE).read_text())["port"])}
+    fired = thrift_server.kill_on_commit(home / "thrift", log, committed + 1)
     args = ("run", "--target", "thrift", "--select", "customers_mirror", "--vars", "{round: 2}")
     lost = dbt(project, *args, env=env, exits=None)
     if not fired.is_set() or "Traceback" in lost:
@@ -171,15 +165,6 @@ def server_killed_on_commit(project: Path, home: Path) -> dict[str, str]:
     if max(int(path.stem) for path in log.glob("*.json")) != committed + 1:
         raise StepFailed("the build after the lost server wrote the mirror again")
     return env
-
-
-def kill_on(home: Path, commit: Path, fired: threading.Event) -> None:
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and not commit.exists():
-        time.sleep(0.002)
-    if commit.exists():
-        thrift_server.kill(home / "thrift")
-        fired.set()
 
 
 def main(work: Path, connect: bool, thrift: Path | None) -> int:

@@ -19,7 +19,6 @@ Usage: scripts/matrix.py [--only <name>...] [--lanes N] [--no-docs]
 import argparse
 import datetime
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -30,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from dbt.adapters.spark_streams.session.jvm.jar_cache import cache_root
+
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "build" / "matrix"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dbt-spark-streams"
 PAGE = REPO / "docs" / "reference" / "dbt-compatibility.md"
 DBT_LINES = ("1.11", "1.12")  # the oldest and the newest (constraints/dbt-<line>.txt)
 SPARK_LINES = ("4.0", "4.1", "4.2")  # each with a Delta release (constraints/spark-<line>.txt)
@@ -88,7 +88,7 @@ def environment(combination: Combination, log: IO[str]) -> Path | None:
     key = hashlib.sha256()
     for source in [*combination.constraints, REPO / "setup.cfg"]:
         key.update(source.read_bytes())
-    venv = CACHE / "venvs" / f"{combination.name}-{key.hexdigest()[:12]}"
+    venv = cache_root() / "venvs" / f"{combination.name}-{key.hexdigest()[:12]}"
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     if not (venv / "ready").exists():
         shutil.rmtree(venv, ignore_errors=True)

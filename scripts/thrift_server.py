@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -129,6 +130,26 @@ def kill(home: Path) -> None:
     """End the server at once (SIGKILL), as a crashed server ends."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(json.loads((home / STATE).read_text())["pid"], signal.SIGKILL)
+
+
+def kill_on_commit(home: Path, log: Path, version: int) -> threading.Event:
+    """Watch a Delta table's log and SIGKILL the server in <home> the moment its commit
+    `version` exists (Delta writes its checksum file, and the server its reply, only after
+    that); the event is set once the server is killed."""
+    fired = threading.Event()
+    commit = log / f"{version:020d}.json"
+
+    def watch() -> None:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            if commit.exists():
+                kill(home)
+                fired.set()
+                return
+            time.sleep(0.002)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return fired
 
 
 def _wait_for_port(home: Path, process: subprocess.Popen, port: int) -> None:

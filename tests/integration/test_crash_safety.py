@@ -21,13 +21,13 @@ One flow for both spares a second project's first build.
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from dbt.adapters.spark_streams.streams.builds.faults import BUILDS_ENV, CRASH_ENV, STEPS
+from scripts.compat_run import wait_for_jvm_exit
 from tests.integration.dbt_process import dbt_command, run_dbt_process
 from tests.integration.ports import free_port
 
@@ -43,19 +43,6 @@ INVARIANTS = (
     "paired_mirror_is_view",
 )
 ROUNDS = int(os.environ.get("CONCURRENCY_ROUNDS", "1"))  # `make fuzz` runs more
-
-
-def wait_for_jvm_exit(metastore: Path, timeout: float = 120) -> None:
-    """A dbt process's JVM has exited (a killed driver's notices its Python is gone), freeing
-    embedded Derby."""
-    marker = f"derby.system.home={metastore}"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = subprocess.run(["pgrep", "-f", marker], capture_output=True, check=False)
-        if alive.returncode != 0:
-            return
-        time.sleep(1)
-    raise AssertionError(f"a dbt process's JVM ({marker}) is still running")
 
 
 def assert_invariants(build: subprocess.CompletedProcess[str]) -> None:

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,19 +87,6 @@ def test_a_server_killed_mid_run_then_the_next_build(built: tuple[Path, Path]) -
     assert_invariants(run_dbt_process(project, "build"))
 
 
-def killed_on_commit(home: Path, log: Path, version: int, fired: threading.Event) -> None:
-    """SIGKILL the server as soon as the table's commit `version` exists: Delta writes its
-    checksum file and the server its reply only after that."""
-    commit = log / f"{version:020d}.json"
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if commit.exists():
-            thrift_server.kill(home)
-            fired.set()
-            return
-        time.sleep(0.002)
-
-
 @pytest.mark.parametrize("model", ["customers_mirror", "orders_audit"])  # a MERGE, an INSERT
 def test_a_server_killed_between_a_writes_commit_and_its_reply(
     built: tuple[Path, Path], model: str
@@ -108,11 +94,7 @@ def test_a_server_killed_between_a_writes_commit_and_its_reply(
     project, home = built
     log = home / "warehouse" / "crash.db" / model / "_delta_log"
     committed = max(int(path.stem) for path in log.glob("*.json"))
-    fired = threading.Event()
-    watcher = threading.Thread(
-        target=killed_on_commit, args=(home, log, committed + 1, fired), daemon=True
-    )
-    watcher.start()
+    fired = thrift_server.kill_on_commit(home, log, committed + 1)
     run = run_dbt_process(project, "run", "--select", model, "--vars", "{round: 1}")
     assert fired.is_set(), run.stdout  # the write committed, and the server died then
     assert run.returncode != 0, run.stdout

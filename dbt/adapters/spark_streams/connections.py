@@ -139,8 +139,7 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
         except DbtRuntimeError:
             raise
         except Exception as exc:
-            creds = self._credentials()
-            said = thrift_error(creds, exc) if creds is not None else None
+            said = self._in_a_sentence(exc)
             if said is None:
                 raise
             raise said from None
@@ -157,12 +156,13 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
             cause = exc.__context__
             if isinstance(cause, SparkUnreachable):
                 raise cause from None
-            creds = self._credentials()
-            said = thrift_error(creds, exc) if creds is not None else None
+            said = self._in_a_sentence(exc)
             if said is None:
                 raise
             raise said from None
 
-    def _credentials(self) -> SparkStreamsCredentials | None:
-        """The profile's credentials, where this manager has a profile."""
-        return getattr(getattr(self, "profile", None), "credentials", None)
+    def _in_a_sentence(self, error: BaseException) -> Exception | None:
+        """A HiveServer2 failure told in a sentence (lost_servers.thrift_error), where this
+        manager has a profile; None for any other error."""
+        creds = getattr(getattr(self, "profile", None), "credentials", None)
+        return thrift_error(creds, error) if creds is not None else None
