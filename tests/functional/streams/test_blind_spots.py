@@ -4,8 +4,9 @@ to fail with its fault in place):
 - repeatable read: a commit that lands while a build runs is read by none of its references,
   and the offsets stop at the version the build pinned (fault: the source's version re-read at
   every reference);
-- more pending commits than one page of history (RECENT_COMMITS) are consumed exactly, in both
-  modes (fault: the whole-history read dropped, so such a stream reads as stale);
+- many more pending commits than the first read of history (the newest commit) are consumed
+  exactly, in both modes (fault: the pending range read from the newest commit alone, so such
+  a stream reads as stale);
 - a source's log retention shorter than max_data_extension_time is raised with its
   deleted-files retention (fault: only the deleted-files retention raised).
 """
@@ -13,7 +14,6 @@ to fail with its fault in place):
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.spark_streams.streams.delta.staleness import RECENT_COMMITS
 from tests.functional.delta import (
     DeltaProject,
     run_in_one_session,
@@ -107,7 +107,7 @@ class TestBlindSpots(DeltaProject):
         run_dbt(["run", "-s", "mirror", "audit"])
         built = offsets(project)["mirror__busy"]
 
-        commits = RECENT_COMMITS + 8
+        commits = 40
         statements = []
         for i in range(commits):
             if i % 4 == 3:

@@ -1,5 +1,5 @@
-"""The pending commits of a stream as a build reads them (one page of history, or all of it
-when the offset is older), and the Change Data Feed switches that make a range unreadable."""
+"""The pending commits of a stream as a build reads them (the newest commit, then exactly the
+commits back to the offset), and the Change Data Feed switches that make a range unreadable."""
 
 from datetime import datetime, timedelta
 
@@ -8,7 +8,6 @@ import pytest
 from dbt.adapters.spark_streams.streams.delta.retention import Retention
 from dbt.adapters.spark_streams.streams.delta.source import SourceVersion
 from dbt.adapters.spark_streams.streams.delta.staleness import (
-    RECENT_COMMITS,
     CommitsSinceOffset,
     change_data_feed_on_since,
     check_readable,
@@ -49,48 +48,68 @@ def versions(pending: CommitsSinceOffset) -> list[int]:
     return [int(row["version"]) for row in pending.commits]
 
 
-def test_an_offset_within_the_newest_page_reads_one_page() -> None:
+def test_nothing_pending_reads_the_newest_commit_alone() -> None:
+    """The newest commit is the offset's own: one commit read, the cheapest build."""
+    run = FakeHistory(newest=40)
+    pending = commits_since_offset(run, "`s`.`t`", offset=40)
+    assert run.statements == ["describe history `s`.`t` limit 1"]
+    assert versions(pending) == []
+    assert pending.offset_commit == run.rows[0]
+    assert pending.latest == SourceVersion(40, run.rows[0]["timestamp"])
+
+
+def test_a_pending_range_is_read_exactly_back_to_the_offsets_commit() -> None:
     run = FakeHistory(newest=40)
     pending = commits_since_offset(run, "`s`.`t`", offset=30)
     assert run.statements == [
-        "describe history `s`.`t` limit 8",
-        f"describe history `s`.`t` limit {RECENT_COMMITS}",
+        "describe history `s`.`t` limit 1",
+        "describe history `s`.`t` limit 11",
     ]
     assert versions(pending) == list(range(31, 41))
     assert (pending.offset, pending.pin) == (30, 40)
     assert pending.latest == SourceVersion(40, run.rows[0]["timestamp"])
     assert pending.offset_commit == run.rows[10]
     assert pending.log_is_complete()
-
-
-def test_an_offset_a_few_commits_back_reads_only_the_newest_few() -> None:
-    run = FakeHistory(newest=40)
-    pending = commits_since_offset(run, "`s`.`t`", offset=33)
-    assert run.statements == ["describe history `s`.`t` limit 8"]
-    assert versions(pending) == list(range(34, 41))
-    assert pending.offset_commit == run.rows[7]
-    short = FakeHistory(newest=3)  # a history shorter than the page is all of it
-    assert versions(commits_since_offset(short, "`s`.`t`", offset=0)) == [1, 2, 3]
-    assert short.statements == ["describe history `s`.`t` limit 8"]
-
-
-def test_an_offset_older_than_the_newest_page_reads_the_whole_history() -> None:
-    run = FakeHistory(newest=RECENT_COMMITS + 8)
-    pending = commits_since_offset(run, "`s`.`t`", offset=3)
-    assert run.statements[-1] == "describe history `s`.`t`"
-    assert versions(pending) == list(range(4, RECENT_COMMITS + 9))
-    assert pending.offset_commit == run.rows[-4]
     assert stale_reason(pending, WEEK, True) is None
+    one = FakeHistory(newest=40)  # one commit behind: the newest two
+    assert versions(commits_since_offset(one, "`s`.`t`", offset=39)) == [40]
+    assert one.statements[-1] == "describe history `s`.`t` limit 2"
 
 
-def test_an_offset_just_before_the_page_reads_the_whole_history() -> None:
-    """The page's oldest row is the offset's own commit: that page already holds the range."""
-    run = FakeHistory(newest=RECENT_COMMITS + 8)
-    oldest_in_page = RECENT_COMMITS + 8 - RECENT_COMMITS + 1
-    assert len(commits_since_offset(run, "`s`.`t`", offset=oldest_in_page).commits) == 31
-    assert run.statements[-1] == f"describe history `s`.`t` limit {RECENT_COMMITS}"
-    commits_since_offset(run, "`s`.`t`", offset=oldest_in_page - 1)
-    assert run.statements[-1] == "describe history `s`.`t`"
+def test_a_commit_landing_between_the_reads_widens_the_second() -> None:
+    """The second read was sized from the newest version of the first; a commit in between
+    leaves it one short of the offset's commit, and a third read, wider, reaches it."""
+    run = FakeHistory(newest=40)
+    first = run.__call__
+
+    def landing(sql: str) -> list[dict]:
+        rows = first(sql)
+        if len(run.statements) == 1:
+            run.rows.insert(0, commit(41))
+        return rows
+
+    pending = commits_since_offset(landing, "`s`.`t`", offset=35)
+    assert run.statements[1:] == [
+        "describe history `s`.`t` limit 6",
+        "describe history `s`.`t` limit 7",
+    ]
+    assert versions(pending) == list(range(36, 42))
+    assert pending.offset_commit is not None and pending.offset_commit["version"] == 35
+
+
+def test_a_history_cleaned_past_the_offset_is_all_there_is() -> None:
+    """Log cleanup removed the offset's commit: the read stops at the oldest kept, and the
+    range is incomplete (stale)."""
+    run = FakeHistory(newest=12)
+    run.rows = run.rows[:5]  # versions 12..8 kept
+    pending = commits_since_offset(run, "`s`.`t`", offset=3)
+    assert run.statements == [
+        "describe history `s`.`t` limit 1",
+        "describe history `s`.`t` limit 10",
+    ]
+    assert versions(pending) == [8, 9, 10, 11, 12]
+    assert pending.offset_commit is None
+    assert not pending.log_is_complete()
 
 
 def test_the_pin_bounds_the_range() -> None:

@@ -18,11 +18,10 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
 
 WARN_WITHIN = timedelta(hours=24)
-RECENT_COMMITS = 32
-# The pages of the source's history read in turn until one reaches back to the offset's own
-# commit: its newest few first (a stream consumed often is a few commits behind, and every
-# commit read costs), then the RECENT_COMMITS newest, then all of it.
-HISTORY_PAGES = (8, RECENT_COMMITS, None)
+# The source's history is read newest first: its newest commit alone (a stream with nothing
+# pending needs no more, and every commit read costs a GET and two HEADs on an object store),
+# then exactly the commits back to the offset's own, which the newest version says.
+FIRST_PAGE = 1
 
 
 @dataclass(frozen=True)
@@ -72,13 +71,18 @@ def commits_since_offset(
 
 
 def _history_back_to(run: RunSql, source: str, offset: int) -> list[Row]:
-    """The source's newest commits, newest first, back to the offset's commit if it is kept."""
-    rows: list[Row] = []
-    for page in HISTORY_PAGES:
-        rows = run(f"describe history {source}" + ("" if page is None else f" limit {page}"))
-        if page is None or len(rows) < page or int(rows[-1]["version"]) <= offset:
-            break
-    return rows
+    """The source's newest commits, newest first, back to the offset's commit if it is kept
+    (log cleanup may have removed it: then all there is)."""
+    page = FIRST_PAGE
+    while True:
+        rows = run(f"describe history {source} limit {page}")
+        if len(rows) < page or int(rows[-1]["version"]) <= offset:
+            return rows
+        # a commit landing between two reads moves the newest version: read again, wider
+        wider = int(rows[0]["version"]) - offset + 1
+        if wider <= page:
+            return rows
+        page = wider
 
 
 def stale_after(pending: CommitsSinceOffset, retention: Retention) -> datetime | None:

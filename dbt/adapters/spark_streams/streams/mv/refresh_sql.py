@@ -1,0 +1,244 @@
+"""The SQL of a materialized view's refresh: its input, its first build, and the rows that
+bring the changed groups up to date.
+
+The target holds one row per group: the query's own columns, then the state the refresh keeps
+beside them (as pg_ivm keeps `__ivm_count__`): `_mv_rows`, the group's input rows (a group
+with none left is deleted); per argument of a SUM, AVG or COUNT, `_mv_nn_<j>`, its values that
+are not NULL (a SUM of none is NULL); per argument of an AVG, `_mv_sum_<j>`, their sum.
+
+The input is the query's FROM and WHERE, projected to its group keys (`_mv_k<i>`) and the
+arguments of its aggregates (`_mv_a<j>`); a view stream follows its changes as signed rows
+(`_change_type` 'insert' or 'delete'). From those, per group:
+
+- COUNT, SUM and AVG add the change's signed counts and sums to the kept ones;
+- MIN and MAX take the least (greatest) of the kept value and the inserted ones, unless a
+  deleted value reaches the kept extremum: then the group is recomputed;
+- with HAVING or any other aggregate, every changed group is recomputed;
+
+a group is recomputed by the query itself, its input restricted to the groups' keys (and read
+at the build's pins). `changed_groups_sql` returns one row per changed group: its columns as
+the target's, and `_mv_keep` (false: the group is gone, or fails HAVING).
+"""
+
+import sqlglot
+from sqlglot import exp
+
+from dbt.adapters.spark_streams.streams.mv.shape import DIALECT, Aggregate, Shape
+from dbt.adapters.spark_streams.streams.sql.quoting import quote
+
+KEEP = "_mv_keep"
+ROWS = "_mv_rows"
+INSERT = "_change_type = 'insert'"
+
+
+def key(i: int) -> str:
+    return f"_mv_k{i}"
+
+
+def arg(j: int) -> str:
+    return f"_mv_a{j}"
+
+
+def _kinds(shape: Shape, argument: str) -> set[str]:
+    """The maintained aggregates of one argument."""
+    return {o.aggregate.kind for o in shape.outputs if o.aggregate and o.aggregate.arg == argument}
+
+
+def hidden_columns(shape: Shape) -> list[tuple[str, str]]:
+    """The kept state's columns and how the query computes them: (name, aggregate SQL)."""
+    columns = [(ROWS, "count(*)")]
+    for j, argument in enumerate(shape.args):
+        kinds = _kinds(shape, argument)
+        if kinds & {"sum", "avg", "count"}:
+            columns.append((f"_mv_nn_{j}", f"count({argument})"))
+        if "avg" in kinds:
+            columns.append((f"_mv_sum_{j}", f"sum({argument})"))
+    return columns
+
+
+def input_sql(shape: Shape) -> str:
+    """The input the view stream follows: the source columns the query reads, one row per
+    row of its FROM and WHERE."""
+    return shape.input_sql
+
+
+def first_build_sql(shape: Shape, rows: str, names: list[str]) -> str:
+    """The query over the input's rows `rows` (at the build's pins), its columns named
+    `names` (as Spark names the model's own), with the kept state's columns after them."""
+    return _over(shape, rows, names).sql(DIALECT)
+
+
+def changed_groups_sql(
+    shape: Shape, changes: str, target: str, names: list[str], rows: str
+) -> str:
+    """One row per group the change touches, as the target's columns `names` (the query's,
+    then the kept state's) and `_mv_keep`. `changes`: the input's signed change rows;
+    `rows`: the input's rows at the build's pins, from which flagged groups are recomputed."""
+    hidden = [name for name, _ in hidden_columns(shape)]
+    outputs = names[: len(shape.outputs)]
+    columns = [quote(n) for n in outputs] + hidden
+    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    redone = ", ".join(
+        [
+            f"f.{key(o.key)} as {quote(n)}" if o.key is not None else f"r.{quote(n)}"
+            for o, n in zip(shape.outputs, outputs, strict=True)
+        ]
+        + [f"r.{name}" for name in hidden]
+        + [f"r.{ROWS} is not null as {KEEP}"]
+    )
+    on = " and ".join([f"f.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)] or ["true"])
+    return (
+        f"with _mv_j as ({_joined(shape, changes, target, outputs)}), "
+        f"_mv_f as (select {_key_list(shape)} from _mv_j where _mv_flag), "
+        f"_mv_r as ({_recompute_sql(shape, rows, outputs)}) "
+        f"select {', '.join(columns)}, {KEEP} from _mv_j where not _mv_flag "
+        f"union all select {redone} from _mv_f f left join _mv_r r on {on}"
+    )
+
+
+def merge_sql(shape: Shape, target: str, names: list[str], rows: str) -> str:
+    """The MERGE writing the changed groups' rows (`rows`, from changed_groups_sql)."""
+    outputs = names[: len(shape.outputs)]
+    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    on = " and ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in keys_out) or "true"
+    columns = [quote(n) for n in names]
+    sets = ", ".join(f"t.{c} = s.{c}" for c in columns)
+    values = ", ".join(f"s.{c}" for c in columns)
+    return (
+        f"merge into {target} as t using ({rows}) as s on {on} "
+        f"when matched and not s.{KEEP} then delete "
+        f"when matched then update set {sets} "
+        f"when not matched and s.{KEEP} then insert ({', '.join(columns)}) values ({values})"
+    )
+
+
+def _key_list(shape: Shape, prefix: str = "") -> str:
+    return ", ".join(f"{prefix}{key(i)}" for i in range(len(shape.keys))) or "1 as _mv_one"
+
+
+def _deltas(shape: Shape, changes: str) -> str:
+    """Per changed group: the signed count of rows, and per argument what its aggregates
+    need: the signed count of values and their signed sum (COUNT, SUM, AVG), the least and
+    greatest inserted and deleted value (MIN, MAX)."""
+    sign = f"case when {INSERT} then 1 else -1 end"
+    items = [f"sum({sign}) as _d_rows"]
+    for j, argument in enumerate(shape.args):
+        a, kinds = arg(j), _kinds(shape, argument)
+        if kinds & {"sum", "avg", "count"}:
+            items += [
+                f"sum(case when {a} is null then 0 else {sign} end) as _d_nn_{j}",
+                f"sum(case when {INSERT} then {a} else -{a} end) as _d_sum_{j}",
+            ]
+        if kinds & {"min", "max"}:
+            items += [
+                f"min(case when {INSERT} then {a} end) as _i_min_{j}",
+                f"max(case when {INSERT} then {a} end) as _i_max_{j}",
+                f"min(case when not ({INSERT}) then {a} end) as _x_min_{j}",
+                f"max(case when not ({INSERT}) then {a} end) as _x_max_{j}",
+            ]
+    computed = [f"{k} as {key(i)}" for i, k in enumerate(shape.keys)]
+    computed += [f"{a} as {arg(j)}" for j, a in enumerate(shape.args)]
+    changes = f"(select {', '.join([*computed, '_change_type'])} from {changes}) as _mv_c"
+    keys = f"{_key_list(shape)}, " if shape.keys else ""
+    # a global aggregate of no change rows would still be one row, of NULLs
+    group = f" group by {_key_list(shape)}" if shape.keys else " having count(*) > 0"
+    return f"select {keys}{', '.join(items)} from {changes}{group}"
+
+
+def _joined(shape: Shape, changes: str, target: str, outputs: list[str]) -> str:
+    """Per changed group: its keys, its row maintained from the change (the kept values, t,
+    plus the deltas, d; t is NULL for a new group), whether to keep it, and whether it is
+    recomputed instead (`_mv_flag`)."""
+    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    on = " and ".join(f"t.{quote(k)} <=> d.{key(i)}" for i, k in enumerate(keys_out)) or "true"
+    flags = ["true"] if shape.recompute_groups else _extremum_flags(shape, outputs) or ["false"]
+    flag = " or ".join(f"coalesce({f}, false)" for f in flags)
+    rows = f"coalesce(t.{ROWS}, 0) + d._d_rows"
+    items = [f"d.{key(i)}" for i in range(len(shape.keys))]
+    items += [f"{_updated(shape, i, outputs)} as {quote(n)}" for i, n in enumerate(outputs)]
+    items += [f"{_updated_hidden(name)} as {name}" for name, _ in hidden_columns(shape)]
+    keep = "true" if not shape.keys else f"{rows} > 0"
+    items += [f"{keep} as {KEEP}", f"{flag} as _mv_flag"]
+    deltas = _deltas(shape, changes)
+    return f"select {', '.join(items)} from ({deltas}) d left join {target} t on {on}"
+
+
+def _extremum_flags(shape: Shape, outputs: list[str]) -> list[str]:
+    """Per MIN (MAX): a deleted value at or below (above) the kept one may have been it."""
+    flags = []
+    for output, name in zip(shape.outputs, outputs, strict=True):
+        aggregate = output.aggregate
+        if aggregate and aggregate.kind in ("min", "max"):
+            j = shape.args.index(aggregate.arg)
+            compare = "<=" if aggregate.kind == "min" else ">="
+            flags.append(f"d._x_{aggregate.kind}_{j} {compare} t.{quote(name)}")
+    return flags
+
+
+def _updated(shape: Shape, i: int, outputs: list[str]) -> str:
+    """Output i of a group maintained from the change: the kept value plus the delta."""
+    output, old = shape.outputs[i], f"t.{quote(outputs[i])}"
+    if output.key is not None:
+        return f"d.{key(output.key)}"
+    aggregate: Aggregate = output.aggregate  # type: ignore[assignment]
+    if aggregate.kind == "count_star":
+        return f"coalesce({old}, 0) + d._d_rows"
+    if aggregate.kind == "other":
+        return "null"  # recomputed
+    j = shape.args.index(aggregate.arg)
+    nn = f"coalesce(t._mv_nn_{j}, 0) + d._d_nn_{j}"
+    if aggregate.kind == "count":
+        return f"coalesce({old}, 0) + d._d_nn_{j}"
+    if aggregate.kind == "sum":
+        return (
+            f"case when {nn} = 0 then null else coalesce({old}, 0) + coalesce(d._d_sum_{j}, 0) end"
+        )
+    if aggregate.kind == "avg":
+        total = f"coalesce(t._mv_sum_{j}, 0) + coalesce(d._d_sum_{j}, 0)"
+        return f"case when {nn} = 0 then null else ({total}) / ({nn}) end"
+    inserted, less = f"d._i_{aggregate.kind}_{j}", "<" if aggregate.kind == "min" else ">"
+    return (
+        f"case when {old} is null then {inserted} when {inserted} is null then {old} "
+        f"when {inserted} {less} {old} then {inserted} else {old} end"
+    )
+
+
+def _updated_hidden(name: str) -> str:
+    if name == ROWS:
+        return f"coalesce(t.{ROWS}, 0) + d._d_rows"
+    kind, j = name.rsplit("_", 1)
+    nn = f"coalesce(t._mv_nn_{j}, 0) + d._d_nn_{j}"
+    if kind == "_mv_nn":
+        return nn
+    return (
+        f"case when {nn} = 0 then null else coalesce(t.{name}, 0) + coalesce(d._d_sum_{j}, 0) end"
+    )
+
+
+def _recompute_sql(shape: Shape, rows: str, outputs: list[str]) -> str:
+    """The query over the input's rows, restricted to the groups flagged for recompute
+    (`_mv_f`), its columns named as the target's, with the kept state."""
+    match = " and ".join(f"f.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
+    select = _over(shape, rows, outputs)
+    return select.where(
+        f"exists (select 1 from _mv_f f where {match})", copy=False, dialect=DIALECT
+    ).sql(DIALECT)
+
+
+def _over(shape: Shape, rows: str, names: list[str]) -> exp.Select:
+    """The query over the input's rows `rows`, its outputs named `names`, with the kept
+    state's columns; a SELECT DISTINCT written as the GROUP BY it is (so that the kept state's
+    aggregates count per distinct row)."""
+    select = sqlglot.parse_one(shape.query, read=DIALECT)
+    assert isinstance(select, exp.Select)
+    if select.args.get("distinct"):
+        select.set("distinct", None)
+        select = select.group_by(*shape.keys, copy=False, dialect=DIALECT)
+    computed = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
+    items = [f"{c.sql(DIALECT)} as {quote(n)}" for c, n in zip(computed, names, strict=True)]
+    items += [f"{sql} as {name}" for name, sql in hidden_columns(shape)]
+    select = select.select(*items, append=False, copy=False, dialect=DIALECT)
+    parsed = sqlglot.parse_one(rows, read=DIALECT)
+    assert isinstance(parsed, exp.Query)
+    source = parsed.subquery("_mv_input")
+    return select.from_(source, copy=False)
