@@ -14,12 +14,13 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
 from dbt.adapters.spark_streams.credentials import StreamsConnectionMethod
+from dbt.adapters.spark_streams.methods.mv_methods import MaterializedViewMethods
+from dbt.adapters.spark_streams.methods.stream_methods import StreamMethods
+from dbt.adapters.spark_streams.methods.stream_operations import StreamOperations
+from dbt.adapters.spark_streams.methods.target_schema_methods import TargetSchemaMethods
+from dbt.adapters.spark_streams.methods.unit_test_methods import UnitTestMethods
 from dbt.adapters.spark_streams.session.errors import DERBY_VIEW_TEXT_CHARS, VIEW_TOO_LONG
-from dbt.adapters.spark_streams.stream_methods import StreamMethods
-from dbt.adapters.spark_streams.stream_operations import StreamOperations
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
-from dbt.adapters.spark_streams.target_schema_methods import TargetSchemaMethods
-from dbt.adapters.spark_streams.unit_test_methods import UnitTestMethods
 
 # `SHOW TABLE EXTENDED` prints a view's schema as a tree, which names four types differently
 # from `DESCRIBE` and from Spark SQL itself; without this the catalog says `long` for a view's
@@ -30,7 +31,12 @@ SORT_KEY = re.compile(r"^(.*?)\s+(asc|desc)\s*$", re.IGNORECASE | re.DOTALL)
 
 
 class SparkStreamsAdapter(
-    StreamMethods, StreamOperations, TargetSchemaMethods, UnitTestMethods, SparkAdapter
+    StreamMethods,
+    MaterializedViewMethods,
+    StreamOperations,
+    TargetSchemaMethods,
+    UnitTestMethods,
+    SparkAdapter,
 ):
     """Everything dbt-spark does, on a session this adapter builds; streams build on it."""
 

@@ -93,8 +93,8 @@ def fill(db: sqlite3.Connection, table: str, columns: list[str], values: list[tu
 def signed_change(before: list[tuple], after: list[tuple]) -> list[tuple]:
     """The multiset difference of the input: deletes, then inserts."""
     old, new = Counter(before), Counter(after)
-    deleted = [(*row, "delete") for row, n in (old - new).items() for _ in range(n)]
-    inserted = [(*row, "insert") for row, n in (new - old).items() for _ in range(n)]
+    deleted = [(*row, "DELETE") for row, n in (old - new).items() for _ in range(n)]
+    inserted = [(*row, "INSERT") for row, n in (new - old).items() for _ in range(n)]
     return deleted + inserted
 
 
@@ -148,7 +148,7 @@ def refresh_matches_recompute(query: str, initial: list[tuple], batches: list[li
         current = apply(current, batch)
         fill(db, "src", ["g", "h", "x", "y"], current)
         input_columns, after = fetch(db, input_sql(shape))
-        fill(db, "changes", [*input_columns, "_change_type"], signed_change(before, after))
+        fill(db, "changes", [*input_columns, "metadata_action"], signed_change(before, after))
         fill(db, "target", names, target)
         refresh = changed_groups_sql(shape, "changes", "target", names, input_sql(shape))
         columns, changed = fetch(db, refresh)

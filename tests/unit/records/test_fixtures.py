@@ -4,12 +4,12 @@ behaviour on Spark is checked by tests/functional/streams/test_unit_tests.py).""
 
 from types import SimpleNamespace
 
+from dbt.adapters.spark_streams.methods.unit_test_methods import UnitTestMethods, _fixture_columns
 from dbt.adapters.spark_streams.streams.records.fixtures import (
     fixture_change_records_sql,
     fixture_system_time_sql,
     given_change_columns,
 )
-from dbt.adapters.spark_streams.unit_test_methods import UnitTestMethods, _fixture_columns
 from tests.unit.records.spark_sqlite import run, sha1
 
 CTE = "__dbt__cte__shop__items"

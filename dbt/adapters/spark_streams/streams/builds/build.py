@@ -115,6 +115,9 @@ class StreamBuild:
     reads: dict[str, tuple[StreamRecord, str]] = field(default_factory=dict)
     schema_reads: SchemaReads = field(default_factory=SchemaReads)
     rebuild_offer: RebuildOffer | None = None
+    # a view stream's rows at the build's pins as INSERTs, by stream (a materialized view
+    # recomputes groups from them, streams/mv/)
+    view_rows: dict[str, str] = field(default_factory=dict)
     rebuilt_because: str = ""  # the plan took the offer: the target is rebuilt, for this
     column_ranges: ColumnRanges | None = None  # offered by a view stream
     target_ranges: ColumnRanges | None = None  # taken by the plan: the model passes it on

@@ -330,3 +330,24 @@ def _rows(model: str, name: str, value: Any) -> int:
             f"not '{value}'."
         )
     return int(value)
+
+
+class _MaterializedViewConfig:
+    """A materialized view's config as its streams' consumer reads it: it writes what its
+    refresh computes (the append strategy's settings, no key), whatever else it says."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in ("incremental_strategy", "unique_key", "keep_metadata_columns"):
+            return {"incremental_strategy": "append"}.get(name, default)
+        return self.config.get(name, default)
+
+
+def consumer_config(model: str, config: ModelConfig) -> ConsumerConfig:
+    """The checked config of a model that consumes streams: a stream_incremental model, or a
+    materialized view (streams/mv/), whose streams its materialization owns."""
+    if config.get("materialized") == "materialized_view":
+        return ConsumerConfig.from_model_config(model, _MaterializedViewConfig(config))
+    return ConsumerConfig.from_model_config(model, config)

@@ -10,6 +10,7 @@ connections at the end of the invocation.
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from dbt.adapters.spark_streams.streams.builds.build import StreamBuild
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
@@ -29,6 +30,7 @@ class NodeState:
     consumer: ConsumerConfig | None = None  # a stream_incremental model's config, parsed once
     declared_streams: list[str] = field(default_factory=list)  # names its stream() calls give
     lease: object | None = None  # the consumer's lease on an object store, held while it builds
+    materialized_view: Any = None  # a materialized view's plan (streams/mv/plan.py)
     _now: datetime | None = None
 
     @property

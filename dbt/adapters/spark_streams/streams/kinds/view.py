@@ -145,6 +145,7 @@ def resolve_view_stream(
         offer_column_ranges(build, request.name, read)
     if not build.dry_run:
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
+        build.view_rows[request.name] = initial_rows_sql(snapshot)
     return sql
 
 

@@ -8,7 +8,7 @@ are not NULL (a SUM of none is NULL); per argument of an AVG, `_mv_sum_<j>`, the
 
 The input is the query's FROM and WHERE, projected to its group keys (`_mv_k<i>`) and the
 arguments of its aggregates (`_mv_a<j>`); a view stream follows its changes as signed rows
-(`_change_type` 'insert' or 'delete'). From those, per group:
+(`metadata_action` 'INSERT' or 'DELETE', as every stream's rows). From those, per group:
 
 - COUNT, SUM and AVG add the change's signed counts and sums to the kept ones;
 - MIN and MAX take the least (greatest) of the kept value and the inserted ones, unless a
@@ -28,7 +28,7 @@ from dbt.adapters.spark_streams.streams.sql.quoting import quote
 
 KEEP = "_mv_keep"
 ROWS = "_mv_rows"
-INSERT = "_change_type = 'insert'"
+INSERT = "metadata_action = 'INSERT'"
 
 
 def key(i: int) -> str:
@@ -138,7 +138,7 @@ def _deltas(shape: Shape, changes: str) -> str:
             ]
     computed = [f"{k} as {key(i)}" for i, k in enumerate(shape.keys)]
     computed += [f"{a} as {arg(j)}" for j, a in enumerate(shape.args)]
-    changes = f"(select {', '.join([*computed, '_change_type'])} from {changes}) as _mv_c"
+    changes = f"(select {', '.join([*computed, 'metadata_action'])} from {changes}) as _mv_c"
     keys = f"{_key_list(shape)}, " if shape.keys else ""
     # a global aggregate of no change rows would still be one row, of NULLs
     group = f" group by {_key_list(shape)}" if shape.keys else " having count(*) > 0"
@@ -146,21 +146,21 @@ def _deltas(shape: Shape, changes: str) -> str:
 
 
 def _joined(shape: Shape, changes: str, target: str, outputs: list[str]) -> str:
-    """Per changed group: its keys, its row maintained from the change (the kept values, t,
-    plus the deltas, d; t is NULL for a new group), whether to keep it, and whether it is
+    """Per changed group: its keys, its row maintained from the change (the kept values, o,
+    plus the deltas, d; o is NULL for a new group), whether to keep it, and whether it is
     recomputed instead (`_mv_flag`)."""
     keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
-    on = " and ".join(f"t.{quote(k)} <=> d.{key(i)}" for i, k in enumerate(keys_out)) or "true"
+    on = " and ".join(f"o.{quote(k)} <=> d.{key(i)}" for i, k in enumerate(keys_out)) or "true"
     flags = ["true"] if shape.recompute_groups else _extremum_flags(shape, outputs) or ["false"]
     flag = " or ".join(f"coalesce({f}, false)" for f in flags)
-    rows = f"coalesce(t.{ROWS}, 0) + d._d_rows"
+    rows = f"coalesce(o.{ROWS}, 0) + d._d_rows"
     items = [f"d.{key(i)}" for i in range(len(shape.keys))]
     items += [f"{_updated(shape, i, outputs)} as {quote(n)}" for i, n in enumerate(outputs)]
     items += [f"{_updated_hidden(name)} as {name}" for name, _ in hidden_columns(shape)]
     keep = "true" if not shape.keys else f"{rows} > 0"
     items += [f"{keep} as {KEEP}", f"{flag} as _mv_flag"]
     deltas = _deltas(shape, changes)
-    return f"select {', '.join(items)} from ({deltas}) d left join {target} t on {on}"
+    return f"select {', '.join(items)} from ({deltas}) d left join {target} o on {on}"
 
 
 def _extremum_flags(shape: Shape, outputs: list[str]) -> list[str]:
@@ -171,13 +171,13 @@ def _extremum_flags(shape: Shape, outputs: list[str]) -> list[str]:
         if aggregate and aggregate.kind in ("min", "max"):
             j = shape.args.index(aggregate.arg)
             compare = "<=" if aggregate.kind == "min" else ">="
-            flags.append(f"d._x_{aggregate.kind}_{j} {compare} t.{quote(name)}")
+            flags.append(f"d._x_{aggregate.kind}_{j} {compare} o.{quote(name)}")
     return flags
 
 
 def _updated(shape: Shape, i: int, outputs: list[str]) -> str:
     """Output i of a group maintained from the change: the kept value plus the delta."""
-    output, old = shape.outputs[i], f"t.{quote(outputs[i])}"
+    output, old = shape.outputs[i], f"o.{quote(outputs[i])}"
     if output.key is not None:
         return f"d.{key(output.key)}"
     aggregate: Aggregate = output.aggregate  # type: ignore[assignment]
@@ -186,7 +186,7 @@ def _updated(shape: Shape, i: int, outputs: list[str]) -> str:
     if aggregate.kind == "other":
         return "null"  # recomputed
     j = shape.args.index(aggregate.arg)
-    nn = f"coalesce(t._mv_nn_{j}, 0) + d._d_nn_{j}"
+    nn = f"coalesce(o._mv_nn_{j}, 0) + d._d_nn_{j}"
     if aggregate.kind == "count":
         return f"coalesce({old}, 0) + d._d_nn_{j}"
     if aggregate.kind == "sum":
@@ -194,7 +194,7 @@ def _updated(shape: Shape, i: int, outputs: list[str]) -> str:
             f"case when {nn} = 0 then null else coalesce({old}, 0) + coalesce(d._d_sum_{j}, 0) end"
         )
     if aggregate.kind == "avg":
-        total = f"coalesce(t._mv_sum_{j}, 0) + coalesce(d._d_sum_{j}, 0)"
+        total = f"coalesce(o._mv_sum_{j}, 0) + coalesce(d._d_sum_{j}, 0)"
         return f"case when {nn} = 0 then null else ({total}) / ({nn}) end"
     inserted, less = f"d._i_{aggregate.kind}_{j}", "<" if aggregate.kind == "min" else ">"
     return (
@@ -205,24 +205,24 @@ def _updated(shape: Shape, i: int, outputs: list[str]) -> str:
 
 def _updated_hidden(name: str) -> str:
     if name == ROWS:
-        return f"coalesce(t.{ROWS}, 0) + d._d_rows"
+        return f"coalesce(o.{ROWS}, 0) + d._d_rows"
     kind, j = name.rsplit("_", 1)
-    nn = f"coalesce(t._mv_nn_{j}, 0) + d._d_nn_{j}"
+    nn = f"coalesce(o._mv_nn_{j}, 0) + d._d_nn_{j}"
     if kind == "_mv_nn":
         return nn
     return (
-        f"case when {nn} = 0 then null else coalesce(t.{name}, 0) + coalesce(d._d_sum_{j}, 0) end"
+        f"case when {nn} = 0 then null else coalesce(o.{name}, 0) + coalesce(d._d_sum_{j}, 0) end"
     )
 
 
 def _recompute_sql(shape: Shape, rows: str, outputs: list[str]) -> str:
     """The query over the input's rows, restricted to the groups flagged for recompute
-    (`_mv_f`), its columns named as the target's, with the kept state."""
+    (`_mv_f`, one row per group: joined, it repeats no row), its columns named as the
+    target's, with the kept state. A join, not EXISTS: Delta refuses a MERGE whose source has
+    a subquery reading the target ("Table does not support reads")."""
     match = " and ".join(f"f.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
     select = _over(shape, rows, outputs)
-    return select.where(
-        f"exists (select 1 from _mv_f f where {match})", copy=False, dialect=DIALECT
-    ).sql(DIALECT)
+    return select.join("_mv_f f", on=match, copy=False, dialect=DIALECT).sql(DIALECT)
 
 
 def _over(shape: Shape, rows: str, names: list[str]) -> exp.Select:

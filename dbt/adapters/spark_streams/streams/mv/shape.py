@@ -23,7 +23,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dbt.adapters.spark_streams.streams.views.rules import _function_name, first_violation
+from dbt.adapters.spark_streams.streams.views.rules import first_violation, function_name
 
 DIALECT = "spark"
 # Aggregates kept from the change alone; the value is the state the target keeps for them.
@@ -242,7 +242,7 @@ def _scalar_problem(part: exp.Expr | None, is_builtin: Callable[[str], bool]) ->
     if violation is None or violation.startswith("an aggregate function"):
         return None
     named = violation.rsplit("(", 1)[-1].rstrip(")")
-    node = next((f for f in part.find_all(exp.Func) if _function_name(f) == named), part)
+    node = next((f for f in part.find_all(exp.Func) if function_name(f) == named), part)
     return Full(violation, _line(node))
 
 
@@ -300,7 +300,7 @@ def _find_violation(select: exp.Select, violation: str) -> exp.Expr | None:
     for node in select.walk():
         if isinstance(node, exp.Join) and "JOIN" in violation:
             return node
-        if isinstance(node, exp.Func) and named and _function_name(node) == named:
+        if isinstance(node, exp.Func) and named and function_name(node) == named:
             return node
     return None
 

@@ -82,7 +82,7 @@ def read_view_definition(run: RunSql, schema: str, identifier: str, reader: str)
     """The view `schema.identifier` expanded and validated; a StreamError naming the view, the
     construct and where it sits otherwise."""
     top = f"{schema}.{identifier}"
-    reading = _Reading(reader, top, (), _builtin_lookup(run))
+    reading = _Reading(reader, top, (), builtin_lookup(run))
     described = run(f"describe table extended {quote_path(schema, identifier)}")
     query = _expand(run, described, schema, reading)
     tables = tuple(
@@ -224,7 +224,7 @@ def _replace_references(node: exp.Expr, bodies: dict[str, exp.Expr]) -> None:
             )
 
 
-def _builtin_lookup(run: RunSql) -> Callable[[str], bool]:
+def builtin_lookup(run: RunSql) -> Callable[[str], bool]:
     """Whether Spark's registry has a built-in function of that name, asked once per name."""
     known: dict[str, bool] = {}
 

@@ -105,7 +105,7 @@ def _subquery(node: exp.Expr) -> str | None:
 def _function(node: exp.Expr, is_builtin: Callable[[str], bool]) -> str | None:
     if not isinstance(node, exp.Func) or isinstance(node, exp.Window):
         return None
-    name = _function_name(node)
+    name = function_name(node)
     if isinstance(node.parent, exp.Table):
         return f"a table-valued function ({name})"
     if isinstance(node, exp.AggFunc):
@@ -119,7 +119,7 @@ def _function(node: exp.Expr, is_builtin: Callable[[str], bool]) -> str | None:
     return None
 
 
-def _function_name(node: exp.Func) -> str:
+def function_name(node: exp.Func) -> str:
     """The function's name as written in Spark SQL, lower case."""
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()

@@ -56,6 +56,11 @@
         if node.resource_type == 'model' and node.config.materialized == 'stream_incremental' -%}
     {%- do consumers.update({node.unique_id: node.config.meta.get('dbt_spark_streams', {}).get('streams', [])}) -%}
   {%- endfor -%}
+  {#- a materialized view consumes the stream named after it (materializations/materialized_view) -#}
+  {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.config.materialized == 'materialized_view' -%}
+    {%- do consumers.update({node.unique_id: [node.name]}) -%}
+  {%- endfor -%}
   {{ return(consumers) }}
 {%- endmacro %}
 

@@ -18,7 +18,7 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
-from dbt.adapters.spark_streams.build_response import StreamBuildResponse
+from dbt.adapters.spark_streams.methods.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
 from dbt.adapters.spark_streams.session.lost_servers import thrift_error
 from dbt.adapters.spark_streams.session.statement_confs import session_confs
@@ -36,6 +36,7 @@ from dbt.adapters.spark_streams.streams.builds.config import (
     ConsumerConfig,
     ModelConfig,
     StreamSettings,
+    consumer_config,
 )
 from dbt.adapters.spark_streams.streams.builds.faults import at_step
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeState, NodeStates
@@ -160,7 +161,7 @@ class StreamMethods(metaclass=AdapterMeta):
         first call parses its config (a consumer's is checked before any stream is read)."""
         node = self._node(node_id)
         if node.build is None:
-            consumer = ConsumerConfig.from_model_config(model_name, config) if consuming else None
+            consumer = consumer_config(model_name, config) if consuming else None
             settings = consumer.streams if consumer else StreamSettings.from_model_config(
                 model_name, config
             )  # fmt: skip
@@ -294,7 +295,7 @@ class StreamMethods(metaclass=AdapterMeta):
         node = self._node(node_id)
         if node.consumer is None:
             parsed = node.build.config if node.build is not None else None
-            node.consumer = parsed or ConsumerConfig.from_model_config(model_name, config)
+            node.consumer = parsed or consumer_config(model_name, config)
         return node.consumer
 
     @available

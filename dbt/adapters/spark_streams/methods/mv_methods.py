@@ -1,0 +1,111 @@
+"""The adapter's side of `materialized='materialized_view'` (streams/mv/): the plan, the SQL of
+the target's write, and the result line. The stream, the build and the commit are the ones a
+stream_incremental model uses (stream_methods.py)."""
+
+from dataclasses import replace
+from typing import Any
+
+from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.base.meta import AdapterMeta
+
+from dbt.adapters.spark_streams.methods.build_response import StreamBuildResponse
+from dbt.adapters.spark_streams.methods.stream_methods import STREAM_MARKER
+from dbt.adapters.spark_streams.streams.builds.config import consumer_config
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.mv.plan import (
+    FINGERPRINT,
+    MaterializedViewPlan,
+    plan_materialized_view,
+)
+from dbt.adapters.spark_streams.streams.views.definition import builtin_lookup
+
+
+class MaterializedViewMethods(metaclass=AdapterMeta):
+    """Mixed into the adapter (AdapterMeta collects its @available methods)."""
+
+    run_rows: Any
+    _node: Any
+
+    @available
+    def materialized_view_plan(
+        self,
+        node_id: str,
+        model_name: str,
+        config: Any,
+        sql: str,
+        existing: BaseRelation | None,
+        full_refresh: bool,
+    ) -> MaterializedViewPlan:
+        """The build's one decision (streams/mv/plan.py); the model's consumer config gains
+        the definition's fingerprint as a table property of the target it creates."""
+        if STREAM_MARKER in sql:
+            raise StreamError(
+                f"Model {model_name}: a materialized view reads its sources, not streams; its "
+                "refresh follows their changes itself. Remove the stream() call (read the "
+                "source or ref), or make the model stream_incremental."
+            )
+        is_delta = existing is not None and bool(existing.is_delta)  # type: ignore[attr-defined]
+        built_from = self._built_from(existing) if existing is not None and is_delta else None
+        plan = plan_materialized_view(
+            model_name,
+            sql,
+            str(config.get("refresh", "auto")),
+            built_from,
+            full_refresh,
+            builtin_lookup(self.run_rows),
+        )
+        node = self._node(node_id)
+        consumer = consumer_config(model_name, config)
+        properties = {**consumer.target_properties, **plan.properties}
+        node.consumer = replace(consumer, target_properties=properties)
+        node.materialized_view = plan
+        return plan
+
+    def _built_from(self, existing: BaseRelation) -> str | None:
+        """The fingerprint of the definition the target was built from, if this built it."""
+        rows = self.run_rows(f"show tblproperties {existing}")
+        found = {str(row.get("key")): row.get("value") for row in rows}
+        value = found.get(FINGERPRINT)
+        return str(value) if value is not None else None
+
+    @available
+    def materialized_view_sql(
+        self, node_id: str, changes: str, target: BaseRelation | None, names: list[str]
+    ) -> str:
+        """The target's write: on a rebuild its rows (the query over the stream's first rows,
+        `changes`); else the MERGE of the changed groups, `names` being the target's columns
+        and the groups recomputed from the input's rows at the build's pins."""
+        node = self._node(node_id)
+        plan: MaterializedViewPlan = node.materialized_view
+        if target is None:
+            return plan.first_sql(changes, list(names))
+        rows = node.build.view_rows[plan.model] if node.build is not None else None
+        if rows is None:
+            raise StreamError(f"Model {plan.model}: its input's stream was not read.")
+        return plan.refresh_sql(changes, str(target), list(names), rows)
+
+    @available
+    def materialized_view_response(
+        self, node_id: str, response: StreamBuildResponse | None
+    ) -> StreamBuildResponse:
+        """The result line says which path the refresh took: `OK, refreshed incrementally: 3
+        groups changed; ...`, or `OK, refreshed fully: <why>`; run_results carries it as
+        build_path."""
+        plan: MaterializedViewPlan = self._node(node_id).materialized_view
+        if not plan.incremental:
+            return StreamBuildResponse(
+                _message=f"OK, refreshed fully: {plan.reason}", build_path="full"
+            )
+        assert response is not None
+        said = response._message.removeprefix("OK, ")
+        if plan.rebuild:
+            message, path = f"OK, built from its sources' current rows; {said}", "rebuild"
+        elif response.rows_affected is None:
+            message, path = response._message, "incremental"
+        else:
+            groups = response.rows_affected
+            message, path = (
+                f"OK, refreshed incrementally: {groups} groups changed; {said}",
+                "incremental",
+            )
+        return replace(response, _message=message, build_path=path)

@@ -1,0 +1,112 @@
+"""A materialized view's build, decided once.
+
+A query that refreshes incrementally (shape.py) gets an input: a catalog view named
+`<model>__mv_input` holding the source columns its select list reads, over its FROM and WHERE.
+A view stream named after the model follows that input (its table streams, one per source
+table, are `<model>@<schema>.<table>`), consumed by the model as a stream_incremental model
+consumes its streams: the target's write and the streams' offsets land in one Delta commit.
+
+- The first build, `--full-refresh`, and a changed definition (the input or the query over it,
+  fingerprinted in the target's table properties) rebuild: the input view is (re)created, the
+  stream (re)starts at the sources' current versions, and the target is the query over the
+  input's rows at those versions.
+- A later build with changes writes the changed groups' rows (refresh_sql.py) in one MERGE.
+- A build with nothing pending writes nothing.
+
+Any other query refreshes fully, and says why: the model's `refresh` config is `auto` (the
+default: incrementally where the query allows), `incremental` (fail instead of refreshing
+fully) or `full`.
+"""
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.mv.refresh_sql import (
+    changed_groups_sql,
+    first_build_sql,
+    merge_sql,
+)
+from dbt.adapters.spark_streams.streams.mv.shape import Full, Shape, query_shape
+
+FINGERPRINT = "dbt_spark_streams.mv_definition"
+INPUT_SUFFIX = "__mv_input"
+REFRESH = ("auto", "incremental", "full")
+
+
+@dataclass(frozen=True)
+class MaterializedViewPlan:
+    """What a materialized view's build does: refresh fully (`full` says why) or through its
+    input's stream, rebuilding the target or writing the changed groups."""
+
+    model: str
+    shape: Shape | None
+    full: Full | None
+    fingerprint: str = ""
+    rebuild: bool = True
+
+    @property
+    def incremental(self) -> bool:
+        return self.shape is not None
+
+    @property
+    def input_name(self) -> str:
+        return f"{self.model}{INPUT_SUFFIX}"
+
+    @property
+    def input_sql(self) -> str:
+        return self.shape.input_sql if self.shape else ""
+
+    @property
+    def reason(self) -> str:
+        return self.full.sentence() if self.full else ""
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """The target's table properties that say which definition built it."""
+        return {FINGERPRINT: self.fingerprint} if self.fingerprint else {}
+
+    def first_sql(self, rows: str, names: list[str]) -> str:
+        """The target's rows: the query over the input's rows (the stream's first rows)."""
+        return first_build_sql(self._shape(), rows, names)
+
+    def refresh_sql(self, changes: str, target: str, names: list[str], rows: str) -> str:
+        """The MERGE bringing the changed groups up to date."""
+        shape = self._shape()
+        return merge_sql(
+            shape, target, names, changed_groups_sql(shape, changes, target, names, rows)
+        )
+
+    def _shape(self) -> Shape:
+        if self.shape is None:
+            raise StreamError(f"Model {self.model} refreshes fully: {self.reason}.")
+        return self.shape
+
+
+def plan_materialized_view(
+    model: str,
+    sql: str,
+    refresh: str,
+    built_from: str | None,
+    full_refresh: bool,
+    is_builtin: Callable[[str], bool],
+) -> MaterializedViewPlan:
+    """The plan of a build whose target was built from the definition `built_from` (its
+    fingerprint; None: no target, or one this materialization did not build)."""
+    if refresh not in REFRESH:
+        raise StreamError(
+            f"Model {model}: refresh '{refresh}' is not one of {', '.join(REFRESH)}."
+        )
+    shape = query_shape(sql, is_builtin) if refresh != "full" else Full("refresh: 'full'")
+    if isinstance(shape, Full):
+        if refresh == "incremental":
+            raise StreamError(
+                f"Model {model} cannot refresh incrementally: {shape.sentence()}. Rewrite that "
+                "part of its query, or set refresh: 'auto' to refresh it fully when it runs."
+            )
+        return MaterializedViewPlan(model, None, shape)
+    text = f"{shape.input_sql}\n{shape.query}"
+    fingerprint = hashlib.sha1(text.encode()).hexdigest()[:16]
+    rebuild = full_refresh or built_from != fingerprint
+    return MaterializedViewPlan(model, shape, None, fingerprint, rebuild)

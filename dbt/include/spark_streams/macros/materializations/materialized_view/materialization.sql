@@ -1,0 +1,88 @@
+{#-
+  materialized_view: a Delta table holding the model's query, refreshed by its sources'
+  changes where the query allows (streams/mv/). Python decides (streams/mv/plan.py): refresh
+  fully (and why), rebuild from the sources' current rows (the first build, --full-refresh, a
+  changed definition), or write the changed groups. The incremental paths read the model's
+  input through a view stream named after the model and commit the target's write with its
+  offsets, exactly as a stream_incremental build does (the same plan and commit).
+-#}
+{% materialization materialized_view, adapter='spark_streams' -%}
+  {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set mv = adapter.materialized_view_plan(
+      node_id=model.unique_id, model_name=model.name, config=config, sql=sql,
+      existing=existing, full_refresh=should_full_refresh()) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if not mv.incremental -%}
+    {%- if existing is not none and not existing.is_delta -%}
+      {% do adapter.drop_relation(existing) %}
+    {%- endif -%}
+    {% call statement('main') -%}
+      {{ create_table_as(False, target_relation, sql) }}
+    {%- endcall %}
+    {%- set response = adapter.materialized_view_response(node_id=model.unique_id, response=none) -%}
+  {%- else -%}
+    {%- set input_relation = api.Relation.create(
+        database=this.database, schema=this.schema, identifier=mv.input_name, type='view') -%}
+    {%- if mv.rebuild -%}
+      {% call statement('materialized_view_input') -%}
+        create or replace view {{ input_relation }} as {{ mv.input_sql }}
+      {%- endcall %}
+    {%- endif -%}
+    {%- set changes_sql = spark_streams__materialized_view_stream(input_relation, mv.rebuild) -%}
+    {%- set plan = adapter.stream_build_plan(
+        node_id=model.unique_id, model_name=model.name, config=config, existing=existing,
+        full_refresh=mv.rebuild) -%}
+    {%- set consumer = plan.consumer -%}
+    {%- if plan.rebuild -%}
+      {%- if plan.drop_existing -%}
+        {% do adapter.drop_relation(existing) %}
+      {%- endif -%}
+      {%- set names = get_columns_in_query(sql) | list -%}
+      {%- set first_sql = adapter.materialized_view_sql(
+          node_id=model.unique_id, changes=changes_sql, target=none, names=names) -%}
+      {%- set build_sql = spark_streams__stream_create_sql(target_relation, first_sql, consumer, names) -%}
+    {%- elif plan.has_changes -%}
+      {%- set tmp_relation = make_temp_relation(this) -%}
+      {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, changes_sql) }}{% endcall %}
+      {%- set names = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
+      {%- set build_sql = adapter.materialized_view_sql(
+          node_id=model.unique_id, changes=tmp_relation, target=target_relation, names=names) -%}
+    {%- else -%}
+      {%- set build_sql = none -%}
+    {%- endif -%}
+    {%- set committed = adapter.commit_stream_build(
+        node_id=model.unique_id, statement=build_sql, file_rows=consumer.file_rows) -%}
+    {%- set response = adapter.materialized_view_response(node_id=model.unique_id, response=committed) -%}
+  {%- endif -%}
+  {% do store_result('main', response=response) %}
+
+  {{ run_hooks(post_hooks) }}
+  {% do persist_docs(target_relation, model) %}
+  {{ return({'relations': [target_relation]}) }}
+{%- endmaterialization %}
+
+
+{#- The changes of the model's input since its offsets, through a view stream named after the
+    model and consumed by it (its first rows on a rebuild, which restarts it). -#}
+{% macro spark_streams__materialized_view_stream(input_relation, rebuild) -%}
+  {%- set options = {
+      'name': model.name,
+      'relation_label': input_relation.identifier,
+      'mode': 'standard',
+      'unique_key': none,
+      'show_initial_rows': true,
+      'at': none,
+      'before': none,
+      'stream_consumers': spark_streams__stream_consumers(),
+      'empty': false,
+      'sample': false,
+  } -%}
+  {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
+  {{ return(adapter.stream_sql(
+      node_id=model.unique_id, model_name=model.name, config=config, consuming=true,
+      target=this, target_exists=existing is not none and existing.is_delta,
+      full_refresh=rebuild, source=input_relation, options=options)) }}
+{%- endmacro %}
