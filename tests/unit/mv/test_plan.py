@@ -1,0 +1,53 @@
+"""A materialized view's build decision: refresh fully or through its stream, rebuild or not."""
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.mv.plan import FINGERPRINT, plan_materialized_view
+
+MART = "select region, count(*) as orders, sum(amount) as revenue from shop.orders group by region"
+WINDOW = "select id,\n  rank() over (order by amount) as place\nfrom shop.orders"
+
+
+def plan(
+    sql: str = MART, refresh: str = "auto", built_from: str | None = None, full: bool = False
+):
+    return plan_materialized_view("mart", sql, refresh, built_from, full, lambda name: True)
+
+
+def test_a_first_build_rebuilds_and_a_later_one_with_the_same_definition_refreshes() -> None:
+    first = plan()
+    assert first.incremental and first.rebuild
+    assert first.input_name == "mart__mv_input"
+    assert first.input_sql == "select region as _mv_c0, amount as _mv_c1 FROM shop.orders"
+    assert first.properties == {FINGERPRINT: first.fingerprint}
+    later = plan(built_from=first.fingerprint)
+    assert later.incremental and not later.rebuild
+    assert plan(built_from=first.fingerprint, full=True).rebuild  # --full-refresh
+
+
+def test_a_changed_query_rebuilds_and_a_reformatted_one_does_not() -> None:
+    built = plan().fingerprint
+    assert plan(MART.replace("sum(amount)", "max(amount)"), built_from=built).rebuild
+    reformatted = MART.replace(" from ", "\n  FROM ").replace("count(*)", "COUNT(*)")
+    assert not plan(reformatted, built_from=built).rebuild
+
+
+def test_a_query_that_cannot_refresh_incrementally_refreshes_fully_and_says_why() -> None:
+    full = plan(WINDOW)
+    assert not full.incremental and full.reason == "a window function at line 2"
+    assert full.properties == {}
+    assert plan(MART, refresh="full").reason == "refresh: 'full'"
+
+
+def test_refresh_incremental_fails_with_the_construct_and_its_line() -> None:
+    with pytest.raises(StreamError) as failed:
+        plan(WINDOW, refresh="incremental")
+    assert failed.value.msg == (
+        "Model mart cannot refresh incrementally: a window function at line 2. Rewrite that "
+        "part of its query, or set refresh: 'auto' to refresh it fully when it runs."
+    )
+    with pytest.raises(
+        StreamError, match="refresh 'sometimes' is not one of auto, incremental, full"
+    ):
+        plan(refresh="sometimes")
