@@ -1,6 +1,7 @@
 """Materialized views as a user builds them: revenue by customer over orders joined to
-customers, a count of distinct statuses with HAVING, SELECT DISTINCT, a global aggregate, and
-a window query that refreshes fully. After each batch of inserts, updates and deletes every
+customers, customers left-joined to their orders, orders by region over a full join, a count
+of distinct statuses with HAVING, SELECT DISTINCT, a global aggregate, and a window query that
+refreshes fully. After each batch of inserts, updates and deletes every
 target equals its query recomputed, the result lines name the path each took, the streams the
 materializations own are listed with offsets at the sources' versions, and a changed
 definition rebuilds.
@@ -22,6 +23,17 @@ QUERIES = {
         "from {orders} o join {customers} c on o.customer_id = c.id\n"
         "where o.status != 'cancelled'\n"
         "group by c.id, c.region"
+    ),
+    "customer_revenue": (
+        "select c.id as customer_id, c.region, count(o.id) as orders,\n"
+        "       coalesce(sum(o.amount), 0) as revenue\n"
+        "from {customers} c left join {orders} o on o.customer_id = c.id\n"
+        "group by c.id, c.region"
+    ),
+    "orders_by_region": (
+        "select c.region, count(*) as orders, max(o.amount) as largest\n"
+        "from {orders} o full join {customers} c on o.customer_id = c.id\n"
+        "group by c.region"
     ),
     "statuses": (
         "select customer_id, count(distinct status) as statuses, count(*) as orders\n"
@@ -61,7 +73,7 @@ class TestMaterializedViews(DeltaProject):
             "(12, 2, 'paid', 3.25), (13, 3, 'cancelled', 9.0), (14, 3, 'paid', null)"
         )
         _, first = run_dbt_and_capture(["run"])
-        assert first.count("OK, built from its sources' current rows") == 4
+        assert first.count("OK, built from its sources' current rows") == 6
         assert "OK, refreshed fully: a window function at line 3" in first
         self.check_all(project)
 

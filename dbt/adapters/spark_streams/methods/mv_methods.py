@@ -17,6 +17,8 @@ from dbt.adapters.spark_streams.streams.mv.plan import (
     MaterializedViewPlan,
     plan_materialized_view,
 )
+from dbt.adapters.spark_streams.streams.sql.catalog import column_names
+from dbt.adapters.spark_streams.streams.sql.quoting import quote_path
 from dbt.adapters.spark_streams.streams.views.definition import builtin_lookup
 
 
@@ -77,12 +79,31 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         and the groups recomputed from the input's rows at the build's pins."""
         node = self._node(node_id)
         plan: MaterializedViewPlan = node.materialized_view
+        if plan.joined:
+            return self._joined_sql(node, plan, target, list(names))
         if target is None:
             return plan.first_sql(changes, list(names))
         rows = node.build.view_rows[plan.model] if node.build is not None else None
         if rows is None:
             raise StreamError(f"Model {plan.model}: its input's stream was not read.")
         return plan.refresh_sql(changes, str(target), list(names), rows)
+
+    def _joined_sql(
+        self, node: Any, plan: MaterializedViewPlan, target: BaseRelation | None, names: list[str]
+    ) -> str:
+        """A joined query's write: each table read at its pin, its changes those its stream
+        read (streams/mv/joined_sql.py)."""
+        build = node.build
+        pinned, changes, columns = {}, {}, {}
+        for table in plan.tables:
+            alias, name = table["alias"], quote_path(table["schema"], table["name"])
+            pin = build.pins[name]
+            pinned[alias] = f"select * from {name} version as of {pin.version}"
+            changes[alias] = build.reads[table["stream"]][1]
+            columns[alias] = list(column_names(self.run_rows(f"describe table {name}")))
+        if target is None:
+            return plan.joined_first_sql(pinned, names)
+        return plan.joined_refresh_sql(str(target), names, pinned, changes, columns)
 
     @available
     def materialized_view_response(

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.mv import joined_sql
+from dbt.adapters.spark_streams.streams.mv.joined_sql import Columns, Relations
 from dbt.adapters.spark_streams.streams.mv.refresh_sql import (
     changed_groups_sql,
     first_build_sql,
@@ -55,6 +57,27 @@ class MaterializedViewPlan:
         return f"{self.model}{INPUT_SUFFIX}"
 
     @property
+    def joined(self) -> bool:
+        """A query with an outer join: each table is followed by a table stream of its own
+        (joined_sql.py), not the input view's stream."""
+        return bool(self.shape and self.shape.tables)
+
+    @property
+    def tables(self) -> list[dict[str, str]]:
+        """A joined query's tables: alias, schema, name, and the name of its stream."""
+        if self.shape is None:
+            return []
+        return [
+            {
+                "alias": alias,
+                "schema": schema,
+                "name": name,
+                "stream": f"{self.model}@{schema}.{name}",
+            }
+            for alias, schema, name in self.shape.tables
+        ]
+
+    @property
     def input_sql(self) -> str:
         return self.shape.input_sql if self.shape else ""
 
@@ -77,6 +100,23 @@ class MaterializedViewPlan:
         return merge_sql(
             shape, target, names, changed_groups_sql(shape, changes, target, names, rows)
         )
+
+    def joined_first_sql(self, pinned: Relations, names: list[str]) -> str:
+        """A joined query's rows: the query over its tables at the build's pins."""
+        return joined_sql.first_build_sql(self._shape(), pinned, names)
+
+    def joined_refresh_sql(
+        self,
+        target: str,
+        names: list[str],
+        pinned: Relations,
+        changes: Relations,
+        columns: Columns,
+    ) -> str:
+        """The MERGE of a joined query's groups its tables' changes may touch, recomputed."""
+        shape = self._shape()
+        rows = joined_sql.changed_groups_sql(shape, names, pinned, changes, columns)
+        return merge_sql(shape, target, names, rows)
 
     def _shape(self) -> Shape:
         if self.shape is None:
@@ -106,7 +146,7 @@ def plan_materialized_view(
                 "part of its query, or set refresh: 'auto' to refresh it fully when it runs."
             )
         return MaterializedViewPlan(model, None, shape)
-    text = f"{shape.input_sql}\n{shape.query}"
+    text = f"{shape.input_sql}\n{shape.query}" if not shape.tables else shape.query
     fingerprint = hashlib.sha1(text.encode()).hexdigest()[:16]
     rebuild = full_refresh or built_from != fingerprint
     return MaterializedViewPlan(model, shape, None, fingerprint, rebuild)

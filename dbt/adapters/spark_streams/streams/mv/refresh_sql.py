@@ -97,10 +97,20 @@ def changed_groups_sql(
 
 
 def merge_sql(shape: Shape, target: str, names: list[str], rows: str) -> str:
-    """The MERGE writing the changed groups' rows (`rows`, from changed_groups_sql)."""
+    """The MERGE writing the changed groups' rows (`rows`, from changed_groups_sql).
+
+    A row not kept whose group the target does not hold is left out of the MERGE's source:
+    Delta 4.4 fails a MERGE into a table with deletion vectors ("Unexpected row: did not
+    match any merge clause") when such a row meets no clause while another row is deleted."""
     outputs = names[: len(shape.outputs)]
     keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
     on = " and ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in keys_out) or "true"
+    if keys_out:
+        held = " and ".join(f"o.{quote(k)} <=> c.{quote(k)}" for k in keys_out)
+        rows = (
+            f"select c.* from ({rows}) as c left join {target} as o on {held} "
+            f"where c.{KEEP} or o.{ROWS} is not null"
+        )
     columns = [quote(n) for n in names]
     sets = ", ".join(f"t.{c} = s.{c}" for c in columns)
     values = ", ".join(f"s.{c}" for c in columns)

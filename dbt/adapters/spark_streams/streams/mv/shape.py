@@ -78,6 +78,9 @@ class Shape:
     keys: tuple[str, ...]  # the GROUP BY expressions (a SELECT DISTINCT's outputs), over the input
     outputs: tuple[Output, ...]
     having: str | None = None
+    # a query with an outer join: its tables (alias, schema, name), each followed by a table
+    # stream of its own (joined_sql.py); `query`, `keys` and `outputs` are then as written
+    tables: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def args(self) -> tuple[str, ...]:
@@ -93,8 +96,12 @@ class Shape:
     def recompute_groups(self) -> bool:
         """Whether every group the change touches is recomputed from the sources (HAVING, or
         an aggregate not kept from the change alone)."""
-        return self.having is not None or any(
-            output.aggregate and output.aggregate.kind == "other" for output in self.outputs
+        return (
+            bool(self.tables)
+            or self.having is not None
+            or any(
+                output.aggregate and output.aggregate.kind == "other" for output in self.outputs
+            )
         )
 
     def key_output(self, index: int) -> int:
@@ -131,10 +138,32 @@ def query_shape(sql: str, is_builtin: Callable[[str], bool] = lambda name: True)
         return Full("a window function", _line(window))
     if select.args.get("with_"):
         return Full("a WITH clause (move it into a view or a subquery in FROM)", _line(select))
-    problem = _input_problem(select, is_builtin)
+    outer = _outer_joins(select)
+    problem = _input_problem(_inner(select) if outer else select, is_builtin)
     if problem:
         return problem
-    return _grouped(select, is_builtin)
+    if outer and not all(isinstance(item, exp.Table) for item in _from_items(select)):
+        return Full("an outer join of a subquery or a view's query (join tables)", _line(outer[0]))
+    return _grouped(select, is_builtin, joined=bool(outer))
+
+
+def _from_items(select: exp.Select) -> list[exp.Expr]:
+    return [select.args["from_"].this, *(join.this for join in select.args.get("joins") or [])]
+
+
+def _outer_joins(select: exp.Select) -> list[exp.Join]:
+    """The top SELECT's LEFT, RIGHT and FULL joins."""
+    joins = select.args.get("joins") or []
+    return [j for j in joins if (j.args.get("side") or "").upper() in ("LEFT", "RIGHT", "FULL")]
+
+
+def _inner(select: exp.Select) -> exp.Select:
+    """The query with its outer joins made inner (the rest is checked as a view's would be)."""
+    probe = select.copy()
+    for join in _outer_joins(probe):
+        join.set("side", None)
+        join.set("kind", None)
+    return probe
 
 
 def _input_problem(select: exp.Select, is_builtin: Callable[[str], bool]) -> Full | None:
@@ -153,7 +182,7 @@ def _input_problem(select: exp.Select, is_builtin: Callable[[str], bool]) -> Ful
     return Full(violation, _line(node))
 
 
-def _grouped(select: exp.Select, is_builtin: Callable[[str], bool]) -> Shape | Full:
+def _grouped(select: exp.Select, is_builtin: Callable[[str], bool], joined: bool) -> Shape | Full:
     """The outputs as group keys and aggregates."""
     aliases = {e.alias: e.this for e in select.expressions if isinstance(e, exp.Alias)}
     distinct = bool(select.args.get("distinct"))
@@ -198,7 +227,26 @@ def _grouped(select: exp.Select, is_builtin: Callable[[str], bool]) -> Shape | F
     missing = [k.sql(DIALECT) for k in keys if all(_unaliased(e) != k for e in select.expressions)]
     if missing:
         return Full(f"group key {missing[0]} is not a column of the result (add it)", _line(group))
-    return _over_input(select, keys)
+    return _joined(select, keys) if joined else _over_input(select, keys)
+
+
+def _joined(select: exp.Select, keys: list[exp.Expr]) -> Shape:
+    """A query with an outer join, kept as written: its tables are followed one by one."""
+    tables = tuple(
+        (t.alias_or_name, t.db, t.name) for t in _from_items(select) if isinstance(t, exp.Table)
+    )
+    key_sql = [k.sql(DIALECT) for k in keys]
+    outputs = [_output(_unaliased(e), key_sql, lambda name: True) for e in select.expressions]
+    having = select.args.get("having")
+    return Shape(
+        columns=(),
+        input_sql="",
+        query=select.sql(DIALECT),
+        keys=tuple(key_sql),
+        outputs=tuple(o for o in outputs if isinstance(o, Output)),
+        having=having.this.sql(DIALECT) if having else None,
+        tables=tables,
+    )
 
 
 def _over_input(select: exp.Select, keys: list[exp.Expr]) -> Shape:

@@ -24,14 +24,23 @@
     {%- endcall %}
     {%- set response = adapter.materialized_view_response(node_id=model.unique_id, response=none) -%}
   {%- else -%}
-    {%- set input_relation = api.Relation.create(
-        database=this.database, schema=this.schema, identifier=mv.input_name, type='view') -%}
-    {%- if mv.rebuild -%}
-      {% call statement('materialized_view_input') -%}
-        create or replace view {{ input_relation }} as {{ mv.input_sql }}
-      {%- endcall %}
+    {%- if mv.joined -%}
+      {#- an outer join: each table followed by a stream of its own (streams/mv/joined_sql.py) -#}
+      {%- for table in mv.tables -%}
+        {%- set relation = api.Relation.create(database=this.database, schema=table.schema, identifier=table.name) -%}
+        {%- do spark_streams__materialized_view_stream(relation, mv.rebuild, table.stream) -%}
+      {%- endfor -%}
+      {%- set changes_sql = '' -%}
+    {%- else -%}
+      {%- set input_relation = api.Relation.create(
+          database=this.database, schema=this.schema, identifier=mv.input_name, type='view') -%}
+      {%- if mv.rebuild -%}
+        {% call statement('materialized_view_input') -%}
+          create or replace view {{ input_relation }} as {{ mv.input_sql }}
+        {%- endcall %}
+      {%- endif -%}
+      {%- set changes_sql = spark_streams__materialized_view_stream(input_relation, mv.rebuild, model.name) -%}
     {%- endif -%}
-    {%- set changes_sql = spark_streams__materialized_view_stream(input_relation, mv.rebuild) -%}
     {%- set plan = adapter.stream_build_plan(
         node_id=model.unique_id, model_name=model.name, config=config, existing=existing,
         full_refresh=mv.rebuild) -%}
@@ -46,7 +55,9 @@
       {%- set build_sql = spark_streams__stream_create_sql(target_relation, first_sql, consumer, names) -%}
     {%- elif plan.has_changes -%}
       {%- set tmp_relation = make_temp_relation(this) -%}
-      {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, changes_sql) }}{% endcall %}
+      {%- if not mv.joined -%}
+        {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, changes_sql) }}{% endcall %}
+      {%- endif -%}
       {%- set names = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
       {%- set build_sql = adapter.materialized_view_sql(
           node_id=model.unique_id, changes=tmp_relation, target=target_relation, names=names) -%}
@@ -65,11 +76,11 @@
 {%- endmaterialization %}
 
 
-{#- The changes of the model's input since its offsets, through a view stream named after the
-    model and consumed by it (its first rows on a rebuild, which restarts it). -#}
-{% macro spark_streams__materialized_view_stream(input_relation, rebuild) -%}
+{#- The changes of the model's input (or of one of its tables) since its offsets, through a
+    stream named `name` consumed by the model (its first rows on a rebuild, which restarts it). -#}
+{% macro spark_streams__materialized_view_stream(input_relation, rebuild, name) -%}
   {%- set options = {
-      'name': model.name,
+      'name': name,
       'relation_label': input_relation.identifier,
       'mode': 'standard',
       'unique_key': none,

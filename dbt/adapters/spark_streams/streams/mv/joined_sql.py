@@ -1,0 +1,172 @@
+"""The refresh of a materialized view whose query has an outer join.
+
+A view stream cannot follow an outer join (a row's partner appearing or disappearing adds or
+removes NULL-extended rows elsewhere), so each table the query reads is followed by a table
+stream of its own, and the groups the change touches are recomputed by the query itself, at
+the build's pins. Which groups: a superset is enough (recomputing an untouched group rewrites
+it unchanged), so each table's changed rows, both images, are joined with the other tables in
+every state the change could have passed through (their rows at the pins plus their own
+changed rows), all joins inner and the WHERE left out, and the group keys are read from:
+
+- those rows (a row of the result whose partner changed);
+- those rows with the changed table's columns NULL (the partner a row had or gets may be
+  missing: the NULL-extended row);
+- the changed rows alone, every other table's columns NULL (a row with no partner at all).
+
+`changed_groups_sql` returns one row per such group, as the target's columns, and `_mv_keep`
+(false: the group is gone, or fails HAVING); refresh_sql.merge_sql writes them.
+"""
+
+from collections.abc import Mapping, Sequence
+
+import sqlglot
+from sqlglot import exp
+
+from dbt.adapters.spark_streams.streams.mv.refresh_sql import KEEP, ROWS, hidden_columns, key
+from dbt.adapters.spark_streams.streams.mv.shape import DIALECT, Shape
+from dbt.adapters.spark_streams.streams.sql.quoting import quote
+
+Relations = Mapping[str, str]  # per table alias: a relation's SQL (its rows, or its changes)
+Columns = Mapping[str, Sequence[str]]  # per table alias: its columns
+
+
+def first_build_sql(shape: Shape, pinned: Relations, names: list[str]) -> str:
+    """The query over its tables at the build's pins, its columns named `names`, with the
+    kept state's columns."""
+    return _with_tables(_named(shape, names), pinned)
+
+
+def changed_groups_sql(
+    shape: Shape, names: list[str], pinned: Relations, changes: Relations, columns: Columns
+) -> str:
+    """One row per group the changes may touch, recomputed, as the target's columns `names`
+    and `_mv_keep`. `changes`: each table's change rows (for a table that did not change,
+    none); `columns`: each table's columns."""
+    groups = _touched_groups(shape, pinned, changes, columns)
+    match = " and ".join(f"g.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
+    select = sqlglot.parse_one(_named(shape, names[: len(shape.outputs)]), read=DIALECT)
+    assert isinstance(select, exp.Select)
+    recomputed = _with_tables(
+        select.join("_mv_g g", on=match, copy=False, dialect=DIALECT).sql(DIALECT), pinned
+    )
+    outputs = names[: len(shape.outputs)]
+    hidden = [name for name, _ in hidden_columns(shape)]
+    items = [
+        f"g.{key(o.key)} as {quote(n)}" if o.key is not None else f"r.{quote(n)}"
+        for o, n in zip(shape.outputs, outputs, strict=True)
+    ]
+    items += [f"r.{name}" for name in hidden] + [f"r.{ROWS} is not null as {KEEP}"]
+    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    on = " and ".join(f"g.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)) or "true"
+    return (
+        f"with _mv_g as ({groups}), _mv_r as ({recomputed}) "
+        f"select {', '.join(items)} from _mv_g g left join _mv_r r on {on}"
+    )
+
+
+def _named(shape: Shape, names: list[str]) -> str:
+    """The query, its outputs named `names`, with the kept state's columns."""
+    select = sqlglot.parse_one(shape.query, read=DIALECT)
+    assert isinstance(select, exp.Select)
+    computed = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
+    items = [f"{c.sql(DIALECT)} as {quote(n)}" for c, n in zip(computed, names, strict=True)]
+    items += [f"{sql} as {name}" for name, sql in hidden_columns(shape)]
+    if select.args.get("distinct"):
+        select.set("distinct", None)
+        select = select.group_by(*shape.keys, copy=False, dialect=DIALECT)
+    return select.select(*items, append=False, copy=False, dialect=DIALECT).sql(DIALECT)
+
+
+def _with_tables(query: str, relations: Relations) -> str:
+    """`query` with each table reference (its alias kept) reading `relations[alias]`."""
+    select = sqlglot.parse_one(query, read=DIALECT)
+    aliases = {alias for alias, _, _ in _tables(select)}
+    placeholders: dict[str, str] = {}
+    for table in list(select.find_all(exp.Table)):
+        alias = table.alias_or_name
+        if alias in aliases and alias in relations:
+            placeholder = f"__mv_relation_{len(placeholders)}__"
+            placeholders[placeholder] = relations[alias]
+            table.replace(exp.to_table(placeholder).as_(alias))
+    text = select.sql(DIALECT)
+    for placeholder, relation in placeholders.items():
+        text = text.replace(placeholder, f"({relation})")
+    return text
+
+
+def _tables(select: exp.Expr) -> list[tuple[str, str, str]]:
+    """The FROM and JOIN tables of the top SELECT: (alias, schema, name)."""
+    assert isinstance(select, exp.Select)
+    return [(t.alias_or_name, t.db, t.name) for t in _from_tables(select)]
+
+
+def _touched_groups(shape: Shape, pinned: Relations, changes: Relations, columns: Columns) -> str:
+    """The distinct group keys (`_mv_k<i>`) of every group a table's changes may touch."""
+    aliases = [alias for alias, _, _ in shape.tables]
+    both = {alias: _union(pinned[alias], changes.get(alias), columns[alias]) for alias in aliases}
+    terms = []
+    for alias in aliases:
+        if alias not in changes:
+            continue
+        changed = _projected(changes[alias], columns[alias])
+        relations = {**both, alias: changed}
+        others = [a for a in aliases if a != alias]
+        terms += [
+            _term(shape, relations, columns, nulled=[]),
+            _term(shape, relations, columns, nulled=[alias]),
+            _term(shape, {alias: changed}, columns, nulled=others, alone=alias),
+        ]
+    items = ", ".join(key(i) for i in range(len(shape.keys))) or "1 as _mv_one"
+    union = " union all ".join(terms)
+    return f"select distinct {items} from ({union}) as _mv_touched"
+
+
+def _term(
+    shape: Shape, relations: Relations, columns: Columns, nulled: list[str], alone: str = ""
+) -> str:
+    """The group keys of the query's FROM (every join inner, no WHERE), or of the table
+    `alone`, with the columns of the tables `nulled` NULL."""
+    select = sqlglot.parse_one(shape.query, read=DIALECT)
+    assert isinstance(select, exp.Select)
+    keys = []
+    for i, text in enumerate(shape.keys):
+        expression = sqlglot.parse_one(text, read=DIALECT)
+        expression = expression.transform(lambda node: _null_if_of(node, nulled, columns))
+        keys.append(f"{expression.sql(DIALECT)} as {key(i)}")
+    items = keys or ["1 as _mv_one"]
+    if alone:
+        only = next(t for t in _from_tables(select) if t.alias_or_name == alone)
+        term = exp.select(*items, dialect=DIALECT).from_(only.copy())
+        return _with_tables(term.sql(DIALECT), relations)
+    for join in select.args.get("joins") or []:
+        join.set("side", None)
+        join.set("kind", None)
+    for arg in ("where", "group", "having", "distinct"):
+        select.set(arg, None)
+    select = select.select(*items, append=False, copy=False, dialect=DIALECT)
+    return _with_tables(select.sql(DIALECT), relations)
+
+
+def _from_tables(select: exp.Select) -> list[exp.Table]:
+    items = [select.args["from_"].this, *(j.this for j in select.args.get("joins") or [])]
+    return [t for t in items if isinstance(t, exp.Table)]
+
+
+def _null_if_of(node: exp.Expr, nulled: list[str], columns: Columns) -> exp.Expr:
+    """NULL in place of a column of one of the tables `nulled` (named by alias, or unqualified
+    and one of that table's columns)."""
+    if not isinstance(node, exp.Column) or node.is_star:
+        return node
+    owner = node.table or next((a for a, cols in columns.items() if node.name in cols), "")
+    return exp.Null() if owner in nulled else node
+
+
+def _projected(relation: str, columns: Sequence[str]) -> str:
+    return f"select {', '.join(quote(c) for c in columns)} from ({relation}) as _mv_p"
+
+
+def _union(pinned: str, changed: str | None, columns: Sequence[str]) -> str:
+    """A table's rows at the pins and its changed rows (both images): every state the change
+    passed through, as a superset."""
+    rows = _projected(pinned, columns)
+    return rows if changed is None else f"{rows} union all {_projected(changed, columns)}"
