@@ -1,14 +1,16 @@
 """Builds SIGKILLed at each step of the commit protocol lose nothing and repeat nothing, and
 two dbt processes building the same consumer at once never both consume.
 
-Each crash round changes the sources and runs the four stream models at once (`--threads 4`):
-the apply_changes mirror, the append-only audit, the insert-only stream of a file table and
-the view stream's mirror. The process dies once all four builds have reached the step (after
-pinning, during the write, after the commit but before the registry update; for the file
-stream, during the write is after its new file set was written). A plain build then
+Each crash round changes the sources and runs the five stream models at once (`--threads 5`):
+the apply_changes mirror, the append-only audit, the insert-only stream of a file table, the
+view stream's mirror and a materialized view aggregating an outer join. The process dies once
+all five builds have reached the step (after pinning, during the write, after the commit but
+before the registry update; for the file stream, during the write is after its new file set
+was written). A plain build then
 recovers, and its data tests assert the invariants: the mirror equals its source, the
 append-only audit holds every order ever inserted exactly once, the events audit every row of
-every landed file, and the view stream's mirror equals its view.
+every landed file, the view stream's mirror equals its view, and the materialized view its
+query.
 
 The concurrency rounds then take the same project further: a Derby network server opens the
 metastore the crash rounds' processes used one at a time, so two dbt processes share it and
@@ -35,12 +37,13 @@ REPO = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parent / "crash_project"
 SERVER = REPO / "scripts" / "metastore-server.sh"
 DRIVER = REPO / ".jars" / "derby-server" / "derbyclient-10.16.1.1.jar"
-STREAM_MODELS = ("customers_mirror", "orders_audit", "events_audit", "paired_mirror")
+STREAM_MODELS = ("customers_mirror", "orders_audit", "events_audit", "paired_mirror", "tiers")
 INVARIANTS = (
     "mirror_equals_source",
     "audit_has_each_order_once",
     "events_audit_has_each_event_once",
     "paired_mirror_is_view",
+    "tiers_is_query",
 )
 ROUNDS = int(os.environ.get("CONCURRENCY_ROUNDS", "1"))  # `make fuzz` runs more
 

@@ -17,7 +17,7 @@ from dbt.adapters.spark_streams.streams.mv.plan import (
     MaterializedViewPlan,
     plan_materialized_view,
 )
-from dbt.adapters.spark_streams.streams.sql.catalog import column_names
+from dbt.adapters.spark_streams.streams.sql.catalog import column_names, is_view
 from dbt.adapters.spark_streams.streams.sql.quoting import quote_path
 from dbt.adapters.spark_streams.streams.views.definition import builtin_lookup
 
@@ -56,11 +56,22 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
             full_refresh,
             builtin_lookup(self.run_rows),
         )
+        plan = self._tables_only(plan)
         node = self._node(node_id)
         consumer = consumer_config(model_name, config)
         properties = {**consumer.target_properties, **plan.properties}
         node.consumer = replace(consumer, target_properties=properties)
         node.materialized_view = plan
+        return plan
+
+    def _tables_only(self, plan: MaterializedViewPlan) -> MaterializedViewPlan:
+        """A joined query reads its tables at versions: one that names a view refreshes fully."""
+        for table in plan.tables:
+            if is_view(self.run_rows, table["schema"], table["name"]):
+                reason = (
+                    f"an outer join of view {table['schema']}.{table['name']} (join its tables)"
+                )
+                return plan.refreshing_fully(reason)
         return plan
 
     def _built_from(self, existing: BaseRelation) -> str | None:

@@ -47,6 +47,7 @@ class MaterializedViewPlan:
     full: Full | None
     fingerprint: str = ""
     rebuild: bool = True
+    refresh: str = "auto"
 
     @property
     def incremental(self) -> bool:
@@ -118,6 +119,12 @@ class MaterializedViewPlan:
         rows = joined_sql.changed_groups_sql(shape, names, pinned, changes, columns)
         return merge_sql(shape, target, names, rows)
 
+    def refreshing_fully(self, reason: str) -> "MaterializedViewPlan":
+        """This plan refreshing fully instead, for `reason` (known only from the catalog)."""
+        if self.refresh == "incremental":
+            raise _refused(self.model, reason)
+        return MaterializedViewPlan(self.model, None, Full(reason), refresh=self.refresh)
+
     def _shape(self) -> Shape:
         if self.shape is None:
             raise StreamError(f"Model {self.model} refreshes fully: {self.reason}.")
@@ -141,12 +148,17 @@ def plan_materialized_view(
     shape = query_shape(sql, is_builtin) if refresh != "full" else Full("refresh: 'full'")
     if isinstance(shape, Full):
         if refresh == "incremental":
-            raise StreamError(
-                f"Model {model} cannot refresh incrementally: {shape.sentence()}. Rewrite that "
-                "part of its query, or set refresh: 'auto' to refresh it fully when it runs."
-            )
+            raise _refused(model, shape.sentence())
         return MaterializedViewPlan(model, None, shape)
     text = f"{shape.input_sql}\n{shape.query}" if not shape.tables else shape.query
     fingerprint = hashlib.sha1(text.encode()).hexdigest()[:16]
     rebuild = full_refresh or built_from != fingerprint
-    return MaterializedViewPlan(model, shape, None, fingerprint, rebuild)
+    return MaterializedViewPlan(model, shape, None, fingerprint, rebuild, refresh)
+
+
+def _refused(model: str, reason: str) -> StreamError:
+    """refresh: 'incremental' on a query that cannot refresh incrementally."""
+    return StreamError(
+        f"Model {model} cannot refresh incrementally: {reason}. Rewrite that part of its "
+        "query, or set refresh: 'auto' to refresh it fully when it runs."
+    )
