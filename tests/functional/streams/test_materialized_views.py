@@ -117,6 +117,19 @@ class TestMaterializedViews(DeltaProject):
         assert "OK, built from its sources' current rows" in output
         self.check(project, "totals", changed)
 
+    def test_refresh_incremental_refuses_what_would_refresh_fully(self, project):
+        path = Path(project.project_root) / "models" / "ranked.sql"
+        strict = "{{ config(materialized='materialized_view', refresh='incremental') }}\n"
+        path.write_text(strict + QUERIES["ranked"].format(**SOURCE_REFS))
+        before = project.run_sql(f"describe history {project.test_schema}.ranked", fetch="all")
+        _, output = run_dbt_and_capture(["run", "-s", "ranked"], expect_pass=False)
+        assert (
+            "Model ranked cannot refresh incrementally: a window function at line 3. Rewrite "
+            "that part of its query, or set refresh: 'auto' to refresh it fully when it runs."
+        ) in " ".join(output.split())
+        after = project.run_sql(f"describe history {project.test_schema}.ranked", fetch="all")
+        assert len(after) == len(before)  # nothing written
+
     def check_all(self, project) -> None:
         for name in QUERIES:
             self.check(project, name)
