@@ -215,8 +215,9 @@ endif
 fuzz: install
 	@echo "make fuzz: THREADS_SEED=$(THREADS_SEED)"
 	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 THREADS_ROUNDS=8 THREADS_SEED=$(THREADS_SEED) \
-	    VIEW_FUZZ_ROUNDS=4 VIEW_FUZZ_EXAMPLES=6 HISTORY_FUZZ_EXAMPLES=10 \
+	    VIEW_FUZZ_ROUNDS=4 VIEW_FUZZ_EXAMPLES=6 HISTORY_FUZZ_EXAMPLES=10 MV_FUZZ_EXAMPLES=6 \
 	    $(BIN)/pytest tests/functional/streams/test_fuzz.py tests/functional/streams/test_changes_property.py \
+	    tests/functional/streams/test_mv_fuzz.py \
 	    tests/functional/streams/test_view_changes.py tests/functional/streams/test_view_fuzz.py \
 	    tests/functional/streams/test_history.py \
 	    tests/functional/streams/test_threads.py tests/integration/test_crash_safety.py::test_two_builds_of_one_consumer_at_once

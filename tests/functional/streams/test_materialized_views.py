@@ -53,8 +53,15 @@ SOURCE_REFS = {
 }
 
 
+# The same query, estimated: with rebuild_min_bytes 0 the view stream's estimate runs on these
+# small tables, where any change reads every file, so a refresh recomputes the whole query.
+QUERIES["revenue_estimated"] = QUERIES["revenue_by_customer"]
+CONFIGS = {"revenue_estimated": ", rebuild_min_bytes=0"}
+
+
 def model(name: str) -> str:
-    return "{{ config(materialized='materialized_view') }}\n" + QUERIES[name].format(**SOURCE_REFS)
+    config = f"{{{{ config(materialized='materialized_view'{CONFIGS.get(name, '')}) }}}}\n"
+    return config + QUERIES[name].format(**SOURCE_REFS)
 
 
 class TestMaterializedViews(DeltaProject):
@@ -73,7 +80,7 @@ class TestMaterializedViews(DeltaProject):
             "(12, 2, 'paid', 3.25), (13, 3, 'cancelled', 9.0), (14, 3, 'paid', null)"
         )
         _, first = run_dbt_and_capture(["run"])
-        assert first.count("OK, built from its sources' current rows") == 6
+        assert first.count("OK, built from its sources' current rows") == 7
         assert "OK, refreshed fully: a window function at line 3" in first
         self.check_all(project)
 
@@ -84,6 +91,14 @@ class TestMaterializedViews(DeltaProject):
         sql(f"insert into {schema}.customers values (4, 'north')")
         _, second = run_dbt_and_capture(["run"])
         assert "OK, refreshed incrementally: " in second and "groups changed" in second
+        estimated = next(
+            line
+            for line in second.splitlines()
+            if ".revenue_estimated " in line and " OK " in line
+        )
+        assert (
+            "OK, refreshed fully: the change would scan 100% of what a rebuild scans" in estimated
+        )
         self.check_all(project)
 
         sql(f"delete from {schema}.orders where customer_id = 2")  # a group disappears

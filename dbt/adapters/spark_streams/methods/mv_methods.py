@@ -93,6 +93,9 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         if plan.joined:
             return self._joined_sql(node, plan, target, list(names))
         if target is None:
+            offer = node.build.rebuild_offer if node.build is not None else None
+            if offer is not None and node.build.rebuilt_because:
+                changes = offer.rows_sql  # the view stream's estimate chose a full refresh
             return plan.first_sql(changes, list(names))
         rows = node.build.view_rows[plan.model] if node.build is not None else None
         if rows is None:
@@ -130,6 +133,10 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
             )
         assert response is not None
         said = response._message.removeprefix("OK, ")
+        if response.build_path == "rebuild" and not plan.rebuild:
+            # `rebuilt <target>: <the estimate>; consumed ...`
+            message = f"OK, refreshed fully: {said.split(': ', 1)[-1]}"
+            return replace(response, _message=message, build_path="full")
         if plan.rebuild:
             message, path = f"OK, built from its sources' current rows; {said}", "rebuild"
         elif response.rows_affected is None:

@@ -231,10 +231,12 @@ def _taken_offer(
     """A view stream's rebuild offer, when the model's rows over the view's rows are the
     target: an apply_changes mirror that reads that view stream and nothing else."""
     offer = build.rebuild_offer if build is not None else None
-    if offer is None or build is None or consumer.strategy != "apply_changes":
+    if offer is None or build is None or not consumer.rebuilds_from_view:
         return None
     if not all(offer.covers(stream) for stream in build.reads):
         return None
+    if consumer.materialized_view:
+        return offer  # its query over the view's rows (streams/mv/)
     return offer if sql.count(offer.stream_sql) == 1 else None
 
 

@@ -7,7 +7,7 @@ and the macros only render SQL from the result.
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from dbt.adapters.spark_streams.streams.delta.change_size import DEFAULT_BROADCAST_CHANGE_ROWS
@@ -84,6 +84,7 @@ class ConsumerConfig:
     # liquid_clustered_by: the target's clustering columns (Delta liquid clustering)
     cluster_by: tuple[str, ...] = ()
     rebuild_min_bytes: int = DEFAULT_REBUILD_MIN_BYTES
+    materialized_view: bool = False  # a materialized view's consumer (streams/mv/)
 
     @classmethod
     def from_model_config(cls, model: str, config: ModelConfig) -> "ConsumerConfig":
@@ -132,6 +133,12 @@ class ConsumerConfig:
                 config.get("rebuild_min_bytes", DEFAULT_REBUILD_MIN_BYTES),
             ),
         )
+
+    @property
+    def rebuilds_from_view(self) -> bool:
+        """Whether a view stream's build may rebuild the target from the view's rows: a
+        mirror's, or a materialized view's (its query over the rows)."""
+        return self.strategy == "apply_changes" or self.materialized_view
 
     @property
     def keeps_history(self) -> bool:
@@ -342,6 +349,8 @@ class _MaterializedViewConfig:
     def get(self, name: str, default: Any = None) -> Any:
         if name in ("incremental_strategy", "unique_key", "keep_metadata_columns"):
             return {"incremental_strategy": "append"}.get(name, default)
+        if name == "incremental":  # refresh: 'incremental' never takes the cheaper rebuild
+            return "strict" if self.config.get("refresh") == "incremental" else "auto"
         return self.config.get(name, default)
 
 
@@ -349,5 +358,6 @@ def consumer_config(model: str, config: ModelConfig) -> ConsumerConfig:
     """The checked config of a model that consumes streams: a stream_incremental model, or a
     materialized view (streams/mv/), whose streams its materialization owns."""
     if config.get("materialized") == "materialized_view":
-        return ConsumerConfig.from_model_config(model, _MaterializedViewConfig(config))
+        parsed = ConsumerConfig.from_model_config(model, _MaterializedViewConfig(config))
+        return replace(parsed, materialized_view=True)
     return ConsumerConfig.from_model_config(model, config)

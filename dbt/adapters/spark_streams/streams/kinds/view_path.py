@@ -63,7 +63,7 @@ def consider_rebuild(
     config = build.config
     if not build.consuming or config is None:
         return
-    if config.strategy != "apply_changes" and config.incremental != "strict":
+    if not config.rebuilds_from_view and config.incremental != "strict":
         return  # no rebuild to offer and nothing to refuse: no estimate needed
     cost = estimate(run, config.rebuild_min_bytes, plan)
     if cost is None or not cost.rebuild_is_cheaper:
