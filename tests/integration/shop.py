@@ -31,14 +31,15 @@ FIRST_SUMMARY = {
     "shop.customers_history": 20,
     "shop.customers_snapshot": 20,
     "shop.current_customers": 20,
-    # four table streams (one insert-only), and a view stream with one table stream per
-    # base table
-    "shop.dbt_streams": 7,
-    "shop.dbt_streams_log": 7,
+    # four table streams (one insert-only), a view stream with one table stream per base
+    # table, and the materialized view's three table streams (customers, orders, items)
+    "shop.dbt_streams": 10,
+    "shop.dbt_streams_log": 10,
     "shop.order_events_log": 60,
     "shop.orders_audit": 60,
     "shop.order_customers_mirror": 60,
     "shop.orders_latest": 60,
+    "shop.revenue_by_customer": 20,
     "shop.stg_customers": 20,
     "shop.stg_order_customers": 60,
     "shop.stg_orders": 60,
@@ -79,7 +80,8 @@ def assert_consumed_summary(output: str) -> None:
     assert summary["shop.customer_versions"] > summary["shop_raw.customers"]
     # customer 2's three orders left the view with it; order 61 joined it
     assert summary["shop.order_customers_mirror"] == summary["shop.stg_order_customers"] == 58
-    assert summary["shop.dbt_streams"] == 7
+    assert summary["shop.dbt_streams"] == 10
+    assert summary["shop.revenue_by_customer"] == summary["shop.customer_revenue"]
     # the new file's two events, once
     assert summary["shop.order_events_log"] == summary["shop_raw.order_events"] == 62
     assert re.search(r"^order events: \d+ files landed", output, re.MULTILINE)
