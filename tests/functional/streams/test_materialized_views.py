@@ -132,6 +132,35 @@ class TestMaterializedViews(DeltaProject):
         assert "OK, built from its sources' current rows" in output
         self.check(project, "totals", changed)
 
+    def test_a_changed_configuration_follows_on_configuration_change(self, project):
+        path = Path(project.project_root) / "models" / "regions.sql"
+        query = QUERIES["regions"].format(**SOURCE_REFS)
+
+        def configured(on_change: str) -> str:
+            path.write_text(
+                "{{ config(materialized='materialized_view', tblproperties={'team': 'sales'}, "
+                f"on_configuration_change='{on_change}') }}}}\n{query}"
+            )
+            return on_change
+
+        configured("fail")
+        _, refused = run_dbt_and_capture(["run", "-s", "regions"], expect_pass=False)
+        assert "on_configuration_change is 'fail', so nothing was written" in refused
+        configured("continue")
+        _, continued = run_dbt_and_capture(["run", "-s", "regions"])
+        assert "on_configuration_change is 'continue', so it refreshes the table" in continued
+        assert "team" not in self.properties(project, "regions")
+        configured("apply")
+        _, applied = run_dbt_and_capture(["run", "-s", "regions"])
+        assert "OK, built from its sources' current rows" in applied
+        assert self.properties(project, "regions")["team"] == "sales"
+        self.check(project, "regions")
+
+    @staticmethod
+    def properties(project, table: str) -> dict[str, str]:
+        rows = project.run_sql(f"show tblproperties {project.test_schema}.{table}", fetch="all")
+        return {row[0]: row[1] for row in rows}
+
     def test_refresh_incremental_refuses_what_would_refresh_fully(self, project):
         path = Path(project.project_root) / "models" / "ranked.sql"
         strict = "{{ config(materialized='materialized_view', refresh='incremental') }}\n"

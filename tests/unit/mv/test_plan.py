@@ -3,7 +3,12 @@
 import pytest
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.mv.plan import FINGERPRINT, plan_materialized_view
+from dbt.adapters.spark_streams.streams.mv.plan import (
+    CONFIG_FINGERPRINT,
+    FINGERPRINT,
+    Configuration,
+    plan_materialized_view,
+)
 
 MART = "select region, count(*) as orders, sum(amount) as revenue from shop.orders group by region"
 WINDOW = "select id,\n  rank() over (order by amount) as place\nfrom shop.orders"
@@ -20,7 +25,7 @@ def test_a_first_build_rebuilds_and_a_later_one_with_the_same_definition_refresh
     assert first.incremental and first.rebuild
     assert first.input_name == "mart__mv_input"
     assert first.input_sql == "select region as _mv_c0, amount as _mv_c1 FROM shop.orders"
-    assert first.properties == {FINGERPRINT: first.fingerprint}
+    assert first.properties == {FINGERPRINT: first.fingerprint, CONFIG_FINGERPRINT: ""}
     later = plan(built_from=first.fingerprint)
     assert later.incremental and not later.rebuild
     assert plan(built_from=first.fingerprint, full=True).rebuild  # --full-refresh
@@ -51,3 +56,30 @@ def test_refresh_incremental_fails_with_the_construct_and_its_line() -> None:
         StreamError, match="refresh 'sometimes' is not one of auto, incremental, full"
     ):
         plan(refresh="sometimes")
+
+
+def configured(on_change: str, built: str | None = "old", now: str = "new"):
+    built_from = plan().fingerprint
+    return plan_materialized_view(
+        "mart", MART, "auto", built_from, False, lambda name: True,
+        Configuration(now=now, built=built, on_change=on_change),
+    )  # fmt: skip
+
+
+def test_a_changed_configuration_is_applied_continued_or_refused() -> None:
+    applied = configured("apply")
+    assert applied.rebuild and applied.properties[CONFIG_FINGERPRINT] == "new"
+    continued = configured("continue")
+    assert not continued.rebuild
+    assert continued.warning.startswith("Model mart: its configuration changed since its table")
+    with pytest.raises(
+        StreamError, match="on_configuration_change is 'fail', so nothing was written"
+    ):
+        configured("fail")
+    with pytest.raises(StreamError, match="on_configuration_change 'never' is not one of apply"):
+        configured("never")
+
+
+def test_an_unchanged_or_unknown_configuration_changes_nothing() -> None:
+    assert not configured("fail", built="same", now="same").rebuild
+    assert not configured("fail", built=None).rebuild  # a table built before it was kept

@@ -2,6 +2,8 @@
 the target's write, and the result line. The stream, the build and the commit are the ones a
 stream_incremental model uses (stream_methods.py)."""
 
+import hashlib
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -9,11 +11,13 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.build_response import StreamBuildResponse
-from dbt.adapters.spark_streams.methods.stream_methods import STREAM_MARKER
+from dbt.adapters.spark_streams.methods.stream_methods import STREAM_MARKER, logger
 from dbt.adapters.spark_streams.streams.builds.config import consumer_config
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.mv.plan import (
+    CONFIG_FINGERPRINT,
     FINGERPRINT,
+    Configuration,
     MaterializedViewPlan,
     plan_materialized_view,
 )
@@ -47,15 +51,23 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
                 "source or ref), or make the model stream_incremental."
             )
         is_delta = existing is not None and bool(existing.is_delta)  # type: ignore[attr-defined]
-        built_from = self._built_from(existing) if existing is not None and is_delta else None
+        built = self._built_with(existing) if existing is not None and is_delta else {}
+        configuration = Configuration(
+            now=_configuration(config),
+            built=built.get(CONFIG_FINGERPRINT),
+            on_change=str(config.get("on_configuration_change") or "apply"),
+        )
         plan = plan_materialized_view(
             model_name,
             sql,
             str(config.get("refresh", "auto")),
-            built_from,
+            built.get(FINGERPRINT),
             full_refresh,
             builtin_lookup(self.run_rows),
+            configuration,
         )
+        if plan.warning:
+            logger.warning(plan.warning)
         plan = self._tables_only(plan)
         node = self._node(node_id)
         consumer = consumer_config(model_name, config)
@@ -74,12 +86,12 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
                 return plan.refreshing_fully(reason)
         return plan
 
-    def _built_from(self, existing: BaseRelation) -> str | None:
-        """The fingerprint of the definition the target was built from, if this built it."""
+    def _built_with(self, existing: BaseRelation) -> dict[str, str]:
+        """The fingerprints of the definition and configuration the target was built with,
+        if this materialization built it."""
         rows = self.run_rows(f"show tblproperties {existing}")
         found = {str(row.get("key")): row.get("value") for row in rows}
-        value = found.get(FINGERPRINT)
-        return str(value) if value is not None else None
+        return {k: str(found[k]) for k in (FINGERPRINT, CONFIG_FINGERPRINT) if k in found}
 
     @available
     def materialized_view_sql(
@@ -148,3 +160,13 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
                 "incremental",
             )
         return replace(response, _message=message, build_path=path)
+
+
+def _configuration(config: Any) -> str:
+    """The fingerprint of the config a table is written with: its layout and properties."""
+    settings = [
+        config.get(name) for name in ("partition_by", "liquid_clustered_by", "tblproperties")
+    ]
+    return hashlib.sha1(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[
+        :16
+    ]

@@ -33,6 +33,8 @@ from dbt.adapters.spark_streams.streams.mv.refresh_sql import (
 from dbt.adapters.spark_streams.streams.mv.shape import Full, Shape, query_shape
 
 FINGERPRINT = "dbt_spark_streams.mv_definition"
+CONFIG_FINGERPRINT = "dbt_spark_streams.mv_config"
+ON_CONFIGURATION_CHANGE = ("apply", "continue", "fail")
 INPUT_SUFFIX = "__mv_input"
 REFRESH = ("auto", "incremental", "full")
 
@@ -48,6 +50,8 @@ class MaterializedViewPlan:
     fingerprint: str = ""
     rebuild: bool = True
     refresh: str = "auto"
+    configuration: str = ""  # the fingerprint of the config the table is written with
+    warning: str = ""  # a changed configuration left as it is (on_configuration_change)
 
     @property
     def incremental(self) -> bool:
@@ -89,7 +93,9 @@ class MaterializedViewPlan:
     @property
     def properties(self) -> dict[str, str]:
         """The target's table properties that say which definition built it."""
-        return {FINGERPRINT: self.fingerprint} if self.fingerprint else {}
+        if not self.fingerprint:
+            return {}
+        return {FINGERPRINT: self.fingerprint, CONFIG_FINGERPRINT: self.configuration}
 
     def first_sql(self, rows: str, names: list[str]) -> str:
         """The target's rows: the query over the input's rows (the stream's first rows)."""
@@ -131,6 +137,17 @@ class MaterializedViewPlan:
         return self.shape
 
 
+@dataclass(frozen=True)
+class Configuration:
+    """The config a table is written with (partition_by, liquid_clustered_by, tblproperties),
+    as `now` and as the table was `built` with (None: not known), and what a change of it
+    does (dbt's on_configuration_change)."""
+
+    now: str = ""
+    built: str | None = None
+    on_change: str = "apply"
+
+
 def plan_materialized_view(
     model: str,
     sql: str,
@@ -138,9 +155,11 @@ def plan_materialized_view(
     built_from: str | None,
     full_refresh: bool,
     is_builtin: Callable[[str], bool],
+    configuration: Configuration | None = None,
 ) -> MaterializedViewPlan:
     """The plan of a build whose target was built from the definition `built_from` (its
     fingerprint; None: no target, or one this materialization did not build)."""
+    configuration = configuration or Configuration()
     if refresh not in REFRESH:
         raise StreamError(
             f"Model {model}: refresh '{refresh}' is not one of {', '.join(REFRESH)}."
@@ -153,7 +172,36 @@ def plan_materialized_view(
     text = f"{shape.input_sql}\n{shape.query}" if not shape.tables else shape.query
     fingerprint = hashlib.sha1(text.encode()).hexdigest()[:16]
     rebuild = full_refresh or built_from != fingerprint
-    return MaterializedViewPlan(model, shape, None, fingerprint, rebuild, refresh)
+    warning = ""
+    if not rebuild and configuration.built not in (None, configuration.now):
+        rebuild, warning = _configuration_changed(model, configuration.on_change)
+    return MaterializedViewPlan(
+        model, shape, None, fingerprint, rebuild, refresh, configuration.now, warning
+    )
+
+
+def _configuration_changed(model: str, on_change: str) -> tuple[bool, str]:
+    """dbt's on_configuration_change: `apply` rebuilds the table with its new configuration,
+    `continue` refreshes it as it is and says so, `fail` stops before anything is written."""
+    if on_change not in ON_CONFIGURATION_CHANGE:
+        raise StreamError(
+            f"Model {model}: on_configuration_change '{on_change}' is not one of "
+            f"{', '.join(ON_CONFIGURATION_CHANGE)}."
+        )
+    if on_change == "fail":
+        raise StreamError(
+            f"Model {model}: its configuration (partition_by, liquid_clustered_by or "
+            "tblproperties) changed since its table was built, and on_configuration_change is "
+            "'fail', so nothing was written. Run it with --full-refresh, or set "
+            "on_configuration_change='apply' to rebuild it when its configuration changes."
+        )
+    if on_change == "continue":
+        return False, (
+            f"Model {model}: its configuration changed since its table was built; "
+            "on_configuration_change is 'continue', so it refreshes the table as it is. Run it "
+            "with --full-refresh to rebuild it with the new configuration."
+        )
+    return True, ""
 
 
 def _refused(model: str, reason: str) -> StreamError:
