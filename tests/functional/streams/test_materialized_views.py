@@ -120,6 +120,25 @@ class TestMaterializedViews(DeltaProject):
         _, idle = run_dbt_and_capture(["run", "-s", "revenue_by_customer"])
         assert "no pending changes" in idle
 
+        sql(f"insert into {schema}.orders values (17, 1, 'paid', 4.0)")
+        explained = explain(project, "revenue_by_customer")
+        assert explained[0] == (
+            "revenue_by_customer (materialized_view; incremental: its aggregates are kept from "
+            "the change)"
+        )
+        assert explained[1].startswith("stream revenue_by_customer on view ")
+        assert any("path: incremental" in line for line in explained), explained
+        joined = explain(project, "customer_revenue")
+        assert joined[0] == (
+            "customer_revenue (materialized_view; incremental: the groups each table's change "
+            "may touch are recomputed)"
+        )
+        assert joined[1:] == [
+            f"stream customer_revenue@{schema}.{table} on delta `{schema}`.`{table}`: "
+            f"incremental (reads its changes after version {self.version(project, table) - v})"
+            for table, v in (("customers", 0), ("orders", 1))
+        ]
+
     def test_a_changed_definition_rebuilds(self, project):
         changed = QUERIES["totals"].replace(
             "count(*) as orders", "count(*) as orders, max(id) as last"
@@ -202,3 +221,13 @@ class TestMaterializedViews(DeltaProject):
 def rounded(row) -> tuple:
     """Sums kept by adding deltas round differently from sums recomputed: 9 digits."""
     return tuple(round(v, 9) if isinstance(v, float) else v for v in row)
+
+
+def explain(project, model: str) -> list[str]:
+    """explain_stream's lines for `model` (a run-operation prints them bare)."""
+    _, output = run_dbt_and_capture(
+        ["run-operation", "explain_stream", "--args", f"{{model: {model}}}"]
+    )
+    lines = [line.split("  ", 1)[-1] if "\x1b" in line else line for line in output.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{model} ("))
+    return [line for line in lines[start:] if line and not line.startswith("\x1b")]

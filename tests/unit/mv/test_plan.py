@@ -6,6 +6,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.mv.plan import (
     CONFIG_FINGERPRINT,
     FINGERPRINT,
+    REFRESH_PATH,
     Configuration,
     plan_materialized_view,
 )
@@ -25,7 +26,11 @@ def test_a_first_build_rebuilds_and_a_later_one_with_the_same_definition_refresh
     assert first.incremental and first.rebuild
     assert first.input_name == "mart__mv_input"
     assert first.input_sql == "select region as _mv_c0, amount as _mv_c1 FROM shop.orders"
-    assert first.properties == {FINGERPRINT: first.fingerprint, CONFIG_FINGERPRINT: ""}
+    assert first.properties == {
+        FINGERPRINT: first.fingerprint,
+        CONFIG_FINGERPRINT: "",
+        REFRESH_PATH: "incremental: its aggregates are kept from the change",
+    }
     later = plan(built_from=first.fingerprint)
     assert later.incremental and not later.rebuild
     assert plan(built_from=first.fingerprint, full=True).rebuild  # --full-refresh
@@ -41,6 +46,10 @@ def test_a_changed_query_rebuilds_and_a_reformatted_one_does_not() -> None:
 def test_a_query_that_cannot_refresh_incrementally_refreshes_fully_and_says_why() -> None:
     full = plan(WINDOW)
     assert not full.incremental and full.reason == "a window function at line 2"
+    assert full.path == "refreshes fully: a window function at line 2"
+    assert plan(MART.replace("sum(amount)", "count(distinct amount)")).path == (
+        "incremental: the groups the change touches are recomputed"
+    )
     assert full.properties == {}
     assert plan(MART, refresh="full").reason == "refresh: 'full'"
 

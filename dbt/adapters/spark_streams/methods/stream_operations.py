@@ -14,10 +14,11 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
 from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.config import (
-    ConsumerConfig,
     check_contract_columns,
+    consumer_config,
 )
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeStates
+from dbt.adapters.spark_streams.streams.mv.plan import REFRESH_PATH
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunWithConfs
 from dbt.adapters.spark_streams.streams.status.explain import explain_consumer
@@ -62,9 +63,13 @@ class StreamOperations(metaclass=AdapterMeta):
     ) -> list[str]:
         """explain_stream's lines: the path the model's next build would take, per stream,
         and why (streams/status/explain.py); nothing is consumed."""
-        consumer = ConsumerConfig.from_model_config(model_name, config)
+        consumer = consumer_config(model_name, config)
         name = str(target) if target is not None else None
-        return explain_consumer(self.run_rows, self._registry(), node_id, name, consumer)
+        refresh = ""
+        if consumer.materialized_view and target is not None:
+            rows = self.run_rows(f"show tblproperties {target}")
+            refresh = next((str(r["value"]) for r in rows if r.get("key") == REFRESH_PATH), "")
+        return explain_consumer(self.run_rows, self._registry(), node_id, name, consumer, refresh)
 
     @available
     def stream_freshness(

@@ -34,6 +34,7 @@ from dbt.adapters.spark_streams.streams.mv.shape import Full, Shape, query_shape
 
 FINGERPRINT = "dbt_spark_streams.mv_definition"
 CONFIG_FINGERPRINT = "dbt_spark_streams.mv_config"
+REFRESH_PATH = "dbt_spark_streams.mv_refresh"  # how it refreshes, for explain_stream
 ON_CONFIGURATION_CHANGE = ("apply", "continue", "fail")
 INPUT_SUFFIX = "__mv_input"
 REFRESH = ("auto", "incremental", "full")
@@ -95,7 +96,23 @@ class MaterializedViewPlan:
         """The target's table properties that say which definition built it."""
         if not self.fingerprint:
             return {}
-        return {FINGERPRINT: self.fingerprint, CONFIG_FINGERPRINT: self.configuration}
+        return {
+            FINGERPRINT: self.fingerprint,
+            CONFIG_FINGERPRINT: self.configuration,
+            REFRESH_PATH: self.path,
+        }
+
+    @property
+    def path(self) -> str:
+        """How a refresh brings the table up to date, in a few words."""
+        shape = self.shape
+        if shape is None:
+            return f"refreshes fully: {self.reason}"
+        if shape.tables:
+            return "incremental: the groups each table's change may touch are recomputed"
+        if shape.recompute_groups:
+            return "incremental: the groups the change touches are recomputed"
+        return "incremental: its aggregates are kept from the change"
 
     def first_sql(self, rows: str, names: list[str]) -> str:
         """The target's rows: the query over the input's rows (the stream's first rows)."""

@@ -17,15 +17,26 @@ from dbt.adapters.spark_streams.streams.views.algebra import TABLE_STREAM_SEPARA
 
 
 def explain_consumer(
-    run: RunSql, registry: Registry, node_id: str, target: str | None, consumer: ConsumerConfig
+    run: RunSql,
+    registry: Registry,
+    node_id: str,
+    target: str | None,
+    consumer: ConsumerConfig,
+    refresh: str = "",
 ) -> list[str]:
-    """The report's lines for the model `node_id` whose target is `target` (None: missing)."""
+    """The report's lines for the model `node_id` whose target is `target` (None: missing);
+    for a materialized view, `refresh` says how its last build said it refreshes."""
     heading = f"{consumer.model} ({consumer.strategy}, incremental: {consumer.incremental})"
+    if consumer.materialized_view:
+        heading = f"{consumer.model} (materialized_view; {refresh or 'not built yet'})"
     records = _committed_records(run, registry, node_id, target)
     if target is None or not records:
         return [heading, "  no streams yet: the next build creates the target and its streams"]
     offsets = {record.name: record.offset_version for record in records}
-    streams = [record for record in records if TABLE_STREAM_SEPARATOR not in record.name]
+    # a view stream's table streams are reported under it; a materialized view over an
+    # outer join has table streams alone
+    views = any(record.source_type == "view" for record in records)
+    streams = [r for r in records if TABLE_STREAM_SEPARATOR not in r.name or not views]
     lines = [heading]
     for record in streams:
         if record.source_type != "view":
