@@ -87,8 +87,12 @@ def changed_groups_sql(
         + [f"r.{ROWS} is not null as {KEEP}"]
     )
     on = " and ".join([f"f.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)] or ["true"])
+    joined = _joined(shape, changes, target, outputs)
+    if not shape.recompute_groups and not _extremum_flags(shape, outputs):
+        # nothing is ever recomputed: the sources are not read again
+        return f"select {', '.join(columns)}, {KEEP} from ({joined}) as _mv_j"
     return (
-        f"with _mv_j as ({_joined(shape, changes, target, outputs)}), "
+        f"with _mv_j as ({joined}), "
         f"_mv_f as (select {_key_list(shape)} from _mv_j where _mv_flag), "
         f"_mv_r as ({_recompute_sql(shape, rows, outputs)}) "
         f"select {', '.join(columns)}, {KEEP} from _mv_j where not _mv_flag "
