@@ -2,7 +2,6 @@
 the target's write, and the result line. The stream, the build and the commit are the ones a
 stream_incremental model uses (stream_methods.py)."""
 
-import hashlib
 import json
 from dataclasses import replace
 from typing import Any
@@ -19,6 +18,7 @@ from dbt.adapters.spark_streams.streams.mv.plan import (
     FINGERPRINT,
     Configuration,
     MaterializedViewPlan,
+    fingerprint_of,
     plan_materialized_view,
 )
 from dbt.adapters.spark_streams.streams.sql.catalog import column_names, is_view
@@ -167,6 +167,4 @@ def _configuration(config: Any) -> str:
     settings = [
         config.get(name) for name in ("partition_by", "liquid_clustered_by", "tblproperties")
     ]
-    return hashlib.sha1(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[
-        :16
-    ]
+    return fingerprint_of(json.dumps(settings, sort_keys=True, default=str))

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.spark_streams.streams.mv.refresh_sql import KEEP, ROWS, hidden_columns, key
-from dbt.adapters.spark_streams.streams.mv.shape import DIALECT, Shape
+from dbt.adapters.spark_streams.streams.mv.refresh_sql import key, named_query, recomputed_rows
+from dbt.adapters.spark_streams.streams.mv.shape import DIALECT, Shape, from_items
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
 
 Relations = Mapping[str, str]  # per table alias: a relation's SQL (its rows, or its changes)
@@ -33,7 +33,7 @@ Columns = Mapping[str, Sequence[str]]  # per table alias: its columns
 def first_build_sql(shape: Shape, pinned: Relations, names: list[str]) -> str:
     """The query over its tables at the build's pins, its columns named `names`, with the
     kept state's columns."""
-    return _with_tables(_named(shape, names), pinned)
+    return _with_tables(named_query(shape, names).sql(DIALECT), pinned)
 
 
 def changed_groups_sql(
@@ -43,44 +43,21 @@ def changed_groups_sql(
     and `_mv_keep`. `changes`: each table's change rows (for a table that did not change,
     none); `columns`: each table's columns."""
     groups = _touched_groups(shape, pinned, changes, columns)
-    match = " and ".join(f"g.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
-    select = sqlglot.parse_one(_named(shape, names[: len(shape.outputs)]), read=DIALECT)
-    assert isinstance(select, exp.Select)
-    recomputed = _with_tables(
-        select.join("_mv_g g", on=match, copy=False, dialect=DIALECT).sql(DIALECT), pinned
-    )
     outputs = names[: len(shape.outputs)]
-    hidden = [name for name, _ in hidden_columns(shape)]
-    items = [
-        f"g.{key(o.key)} as {quote(n)}" if o.key is not None else f"r.{quote(n)}"
-        for o, n in zip(shape.outputs, outputs, strict=True)
-    ]
-    items += [f"r.{name}" for name in hidden] + [f"r.{ROWS} is not null as {KEEP}"]
-    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
-    on = " and ".join(f"g.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)) or "true"
+    match = " and ".join(f"g.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
+    select = named_query(shape, outputs).join("_mv_g g", on=match, copy=False, dialect=DIALECT)
+    recomputed = _with_tables(select.sql(DIALECT), pinned)
     return (
         f"with _mv_g as ({groups}), _mv_r as ({recomputed}) "
-        f"select {', '.join(items)} from _mv_g g left join _mv_r r on {on}"
+        f"{recomputed_rows(shape, outputs, '_mv_g', '_mv_r')}"
     )
-
-
-def _named(shape: Shape, names: list[str]) -> str:
-    """The query, its outputs named `names`, with the kept state's columns."""
-    select = sqlglot.parse_one(shape.query, read=DIALECT)
-    assert isinstance(select, exp.Select)
-    computed = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
-    items = [f"{c.sql(DIALECT)} as {quote(n)}" for c, n in zip(computed, names, strict=True)]
-    items += [f"{sql} as {name}" for name, sql in hidden_columns(shape)]
-    if select.args.get("distinct"):
-        select.set("distinct", None)
-        select = select.group_by(*shape.keys, copy=False, dialect=DIALECT)
-    return select.select(*items, append=False, copy=False, dialect=DIALECT).sql(DIALECT)
 
 
 def _with_tables(query: str, relations: Relations) -> str:
     """`query` with each table reference (its alias kept) reading `relations[alias]`."""
     select = sqlglot.parse_one(query, read=DIALECT)
-    aliases = {alias for alias, _, _ in _tables(select)}
+    assert isinstance(select, exp.Select)
+    aliases = {table.alias_or_name for table in _from_tables(select)}
     placeholders: dict[str, str] = {}
     for table in list(select.find_all(exp.Table)):
         alias = table.alias_or_name
@@ -92,12 +69,6 @@ def _with_tables(query: str, relations: Relations) -> str:
     for placeholder, relation in placeholders.items():
         text = text.replace(placeholder, f"({relation})")
     return text
-
-
-def _tables(select: exp.Expr) -> list[tuple[str, str, str]]:
-    """The FROM and JOIN tables of the top SELECT: (alias, schema, name)."""
-    assert isinstance(select, exp.Select)
-    return [(t.alias_or_name, t.db, t.name) for t in _from_tables(select)]
 
 
 def _touched_groups(shape: Shape, pinned: Relations, changes: Relations, columns: Columns) -> str:
@@ -148,8 +119,7 @@ def _term(
 
 
 def _from_tables(select: exp.Select) -> list[exp.Table]:
-    items = [select.args["from_"].this, *(j.this for j in select.args.get("joins") or [])]
-    return [t for t in items if isinstance(t, exp.Table)]
+    return [t for t in from_items(select) if isinstance(t, exp.Table)]
 
 
 def _null_if_of(node: exp.Expr, nulled: list[str], columns: Columns) -> exp.Expr:

@@ -187,7 +187,7 @@ def plan_materialized_view(
             raise _refused(model, shape.sentence())
         return MaterializedViewPlan(model, None, shape)
     text = f"{shape.input_sql}\n{shape.query}" if not shape.tables else shape.query
-    fingerprint = hashlib.sha1(text.encode()).hexdigest()[:16]
+    fingerprint = fingerprint_of(text)
     rebuild = full_refresh or built_from != fingerprint
     warning = ""
     if not rebuild and configuration.built not in (None, configuration.now):
@@ -227,3 +227,8 @@ def _refused(model: str, reason: str) -> StreamError:
         f"Model {model} cannot refresh incrementally: {reason}. Rewrite that part of its "
         "query, or set refresh: 'auto' to refresh it fully when it runs."
     )
+
+
+def fingerprint_of(text: str) -> str:
+    """A short fingerprint of a definition or configuration, kept in the table's properties."""
+    return hashlib.sha1(text.encode()).hexdigest()[:16]

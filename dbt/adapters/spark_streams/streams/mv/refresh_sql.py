@@ -65,7 +65,7 @@ def input_sql(shape: Shape) -> str:
 def first_build_sql(shape: Shape, rows: str, names: list[str]) -> str:
     """The query over the input's rows `rows` (at the build's pins), its columns named
     `names` (as Spark names the model's own), with the kept state's columns after them."""
-    return _over(shape, rows, names).sql(DIALECT)
+    return _over(named_query(shape, names), rows)
 
 
 def changed_groups_sql(
@@ -77,16 +77,6 @@ def changed_groups_sql(
     hidden = [name for name, _ in hidden_columns(shape)]
     outputs = names[: len(shape.outputs)]
     columns = [quote(n) for n in outputs] + hidden
-    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
-    redone = ", ".join(
-        [
-            f"f.{key(o.key)} as {quote(n)}" if o.key is not None else f"r.{quote(n)}"
-            for o, n in zip(shape.outputs, outputs, strict=True)
-        ]
-        + [f"r.{name}" for name in hidden]
-        + [f"r.{ROWS} is not null as {KEEP}"]
-    )
-    on = " and ".join([f"f.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)] or ["true"])
     joined = _joined(shape, changes, target, outputs)
     if not shape.recompute_groups and not _extremum_flags(shape, outputs):
         # nothing is ever recomputed: the sources are not read again
@@ -96,7 +86,7 @@ def changed_groups_sql(
         f"_mv_f as (select {_key_list(shape)} from _mv_j where _mv_flag), "
         f"_mv_r as ({_recompute_sql(shape, rows, outputs)}) "
         f"select {', '.join(columns)}, {KEEP} from _mv_j where not _mv_flag "
-        f"union all select {redone} from _mv_f f left join _mv_r r on {on}"
+        f"union all {recomputed_rows(shape, outputs, '_mv_f', '_mv_r')}"
     )
 
 
@@ -235,14 +225,14 @@ def _recompute_sql(shape: Shape, rows: str, outputs: list[str]) -> str:
     target's, with the kept state. A join, not EXISTS: Delta refuses a MERGE whose source has
     a subquery reading the target ("Table does not support reads")."""
     match = " and ".join(f"f.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
-    select = _over(shape, rows, outputs)
-    return select.join("_mv_f f", on=match, copy=False, dialect=DIALECT).sql(DIALECT)
+    select = named_query(shape, outputs).join("_mv_f f", on=match, copy=False, dialect=DIALECT)
+    return _over(select, rows)
 
 
-def _over(shape: Shape, rows: str, names: list[str]) -> exp.Select:
-    """The query over the input's rows `rows`, its outputs named `names`, with the kept
-    state's columns; a SELECT DISTINCT written as the GROUP BY it is (so that the kept state's
-    aggregates count per distinct row)."""
+def named_query(shape: Shape, names: list[str]) -> exp.Select:
+    """The model's query (over its input, or as written for a joined query), its outputs
+    named `names`, with the kept state's columns; a SELECT DISTINCT written as the GROUP BY it
+    is (so that the kept state's aggregates count per distinct row)."""
     select = sqlglot.parse_one(shape.query, read=DIALECT)
     assert isinstance(select, exp.Select)
     if select.args.get("distinct"):
@@ -251,8 +241,27 @@ def _over(shape: Shape, rows: str, names: list[str]) -> exp.Select:
     computed = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
     items = [f"{c.sql(DIALECT)} as {quote(n)}" for c, n in zip(computed, names, strict=True)]
     items += [f"{sql} as {name}" for name, sql in hidden_columns(shape)]
-    select = select.select(*items, append=False, copy=False, dialect=DIALECT)
-    parsed = sqlglot.parse_one(rows, read=DIALECT)
-    assert isinstance(parsed, exp.Query)
-    source = parsed.subquery("_mv_input")
-    return select.from_(source, copy=False)
+    return select.select(*items, append=False, copy=False, dialect=DIALECT)
+
+
+def recomputed_rows(shape: Shape, outputs: list[str], groups: str, recomputed: str) -> str:
+    """One row per group of `groups` (its keys `_mv_k<i>`), from `recomputed` (the query's
+    rows, named as the target's columns `outputs` and the kept state's): a group the query no
+    longer yields is not kept."""
+    hidden = [name for name, _ in hidden_columns(shape)]
+    items = [
+        f"g.{key(o.key)} as {quote(n)}" if o.key is not None else f"r.{quote(n)}"
+        for o, n in zip(shape.outputs, outputs, strict=True)
+    ]
+    items += [f"r.{name}" for name in hidden] + [f"r.{ROWS} is not null as {KEEP}"]
+    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    on = " and ".join(f"g.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)) or "true"
+    return f"select {', '.join(items)} from {groups} g left join {recomputed} r on {on}"
+
+
+def _over(select: exp.Select, rows: str) -> str:
+    """`select` (reading `_mv_input`) over the input's rows `rows`, whose SQL (the engine's)
+    is put in as text, not parsed."""
+    placeholder = "__mv_input_rows__"
+    select = select.from_(exp.to_table(placeholder).as_("_mv_input"), copy=False)
+    return select.sql(DIALECT).replace(placeholder, f"({rows})")

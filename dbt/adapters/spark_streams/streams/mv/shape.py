@@ -142,12 +142,13 @@ def query_shape(sql: str, is_builtin: Callable[[str], bool] = lambda name: True)
     problem = _input_problem(_inner(select) if outer else select, is_builtin)
     if problem:
         return problem
-    if outer and not all(isinstance(item, exp.Table) for item in _from_items(select)):
+    if outer and not all(isinstance(item, exp.Table) for item in from_items(select)):
         return Full("an outer join of a subquery or a view's query (join tables)", _line(outer[0]))
     return _grouped(select, is_builtin, joined=bool(outer))
 
 
-def _from_items(select: exp.Select) -> list[exp.Expr]:
+def from_items(select: exp.Select) -> list[exp.Expr]:
+    """The top SELECT's FROM item and its joined items, in order."""
     return [select.args["from_"].this, *(join.this for join in select.args.get("joins") or [])]
 
 
@@ -233,7 +234,7 @@ def _grouped(select: exp.Select, is_builtin: Callable[[str], bool], joined: bool
 def _joined(select: exp.Select, keys: list[exp.Expr]) -> Shape:
     """A query with an outer join, kept as written: its tables are followed one by one."""
     tables = tuple(
-        (t.alias_or_name, t.db, t.name) for t in _from_items(select) if isinstance(t, exp.Table)
+        (t.alias_or_name, t.db, t.name) for t in from_items(select) if isinstance(t, exp.Table)
     )
     key_sql = [k.sql(DIALECT) for k in keys]
     outputs = [_output(_unaliased(e), key_sql, lambda name: True) for e in select.expressions]
