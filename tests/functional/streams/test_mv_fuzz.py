@@ -61,7 +61,7 @@ class TestMaterializedViewFuzz(DeltaProject):
     def models(self):
         return {"sources.yml": SOURCES}
 
-    @settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.generate])
+    @settings(max_examples=max(EXAMPLES, 1), deadline=None, phases=[Phase.generate])
     @given(
         query=st.one_of(grouped_queries(), joined_queries()),
         facts=st.lists(rows, max_size=8),
