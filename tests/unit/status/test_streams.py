@@ -295,6 +295,9 @@ class RegistryRows:
     def drop(self, name: str) -> None:
         del self.records[name]
 
+    def all(self) -> list[StreamRecord]:
+        return list(self.records.values())
+
     def ensure_table(self, name: str, columns: str) -> str:
         return f"`shop`.`{name}`"
 
@@ -312,6 +315,16 @@ def test_a_stream_whose_consumer_left_is_forgotten_with_what_its_kind_kept() -> 
     assert dropped(registry, "f", ["model.shop.live"]) == files
     assert registry.statements == ["delete from `shop`.`dbt_streams_files` where stream = 'f'"]
     assert registry.records == {}
+
+
+def test_a_view_streams_table_streams_go_with_it() -> None:
+    gone = {"consumer": "model.shop.gone"}
+    view = replace(record("v", 1), source_type="view", **gone)
+    tables = [replace(record(f"v@shop.{t}", 1), **gone) for t in ("orders", "customers")]
+    other = replace(record("vv@shop.orders", 1), **gone)
+    registry = RegistryRows(view, *tables, other)
+    assert dropped(registry, "v", []) == view
+    assert list(registry.records) == ["vv@shop.orders"]
 
 
 def test_a_live_consumers_stream_and_an_unknown_one_are_refused() -> None:

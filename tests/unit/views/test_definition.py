@@ -61,6 +61,8 @@ class FakeCatalog:
                     {"col_name": "Provider", "data_type": self.tables[name]},
                 ]
             )
+        if name == "shop.locked":
+            raise RuntimeError("[INSUFFICIENT_PERMISSIONS] no SELECT on shop.locked")
         raise RuntimeError(f"[TABLE_OR_VIEW_NOT_FOUND] {name}")
 
 
@@ -177,9 +179,16 @@ def test_a_nested_view_s_construct_names_the_chain():
     assert "may only use projections, filters, inner and cross joins and UNION ALL" in message
 
 
-def test_a_missing_table_is_named():
-    with pytest.raises(StreamError, match=r"reads shop\.gone, which cannot be read"):
+def test_a_missing_table_is_named_with_the_fix():
+    with pytest.raises(StreamError) as error:
         expand("select * from gone")
+    assert " ".join(str(error.value).split()) == (
+        "Runtime Error Stream s: view shop.v reads shop.gone, which is not there (dropped or "
+        "renamed). Restore it (its stream carries on from its offset if it is the same table), "
+        "or change the query that reads it."
+    )
+    with pytest.raises(StreamError, match=r"reads shop\.locked, which cannot be read \(\[INSUFF"):
+        expand("select * from locked")
 
 
 def test_changes_on_a_view_refuses_version_points():

@@ -156,7 +156,8 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         else:
             groups = response.rows_affected
             message, path = (
-                f"OK, refreshed incrementally: {groups} groups changed; {said}",
+                f"OK, refreshed incrementally: {groups} group{'' if groups == 1 else 's'} "
+                f"changed; {said}",
                 "incremental",
             )
         return replace(response, _message=message, build_path=path)

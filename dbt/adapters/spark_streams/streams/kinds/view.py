@@ -40,6 +40,7 @@ from dbt.adapters.spark_streams.streams.sql.run import RunSql
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, StreamLookup
 from dbt.adapters.spark_streams.streams.travel.changes_on_views import view_changes_sql
 from dbt.adapters.spark_streams.streams.views.algebra import (
+    TABLE_STREAM_SEPARATOR,
     TableInterval,
     table_stream_name,
     view_change_range,
@@ -95,8 +96,12 @@ class ViewKind:
         return {"stale": False, "stale_after": None, "stale_reason": ""}
 
     def dropped(self, run: RunSql, registry: Registry, record: StreamRecord) -> None:
-        """A view stream keeps nothing besides its registry rows (its table streams' rows are
-        its own streams')."""
+        """A view stream's table streams (`<name>@<table>`) hold its offsets: they go with
+        it, each in a commit of its own."""
+        prefix = record.name + TABLE_STREAM_SEPARATOR
+        for table_stream in registry.all():
+            if table_stream.name.startswith(prefix):
+                registry.drop(table_stream.name)
 
 
 VIEW = ViewKind()

@@ -185,6 +185,12 @@ def _describe(run: RunSql, schema: str, name: str, reading: _Reading) -> list[Ro
     except SparkUnreachable:
         raise
     except Exception as exc:
+        if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
+            raise reading.refuse(
+                f"reads {schema}.{name}, which is not there (dropped or renamed). Restore it (its "
+                "stream carries on from its offset if it is the same table), or change the query "
+                "that reads it"
+            ) from exc
         raise reading.refuse(f"reads {schema}.{name}, which cannot be read ({exc})") from exc
 
 

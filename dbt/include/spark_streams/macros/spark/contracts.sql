@@ -19,12 +19,16 @@
 
 
 {#- The contract's table, empty: its columns with NOT NULL, then each CHECK (column-level and
-    model-level) added while there are no rows to check. -#}
-{% macro spark_streams__create_contract_table(relation, properties) -%}
+    model-level) added while there are no rows to check. `kept`: columns the materialization
+    keeps beside the contract's ({name, data_type}; a materialized view's aggregate state). -#}
+{% macro spark_streams__create_contract_table(relation, properties, kept=[]) -%}
   {%- set columns = [] -%}
   {%- for name, column in model.columns.items() -%}
     {%- set not_null = column.constraints | selectattr('type', 'equalto', 'not_null') | list -%}
     {%- do columns.append(adapter.quote(name) ~ ' ' ~ column.data_type ~ (' not null' if not_null else '')) -%}
+  {%- endfor -%}
+  {%- for column in kept -%}
+    {%- do columns.append(adapter.quote(column.name) ~ ' ' ~ column.data_type) -%}
   {%- endfor -%}
   {% call statement('create_contract_table') %}
     create or replace table {{ relation }} ({{ columns | join(', ') }})

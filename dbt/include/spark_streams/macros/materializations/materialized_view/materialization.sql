@@ -34,7 +34,9 @@
     {%- else -%}
       {%- set input_relation = api.Relation.create(
           database=this.database, schema=this.schema, identifier=mv.input_name, type='view') -%}
-      {%- if mv.rebuild -%}
+      {#- (re)created on a rebuild, and where it is missing: a `dbt clone` copies the target alone -#}
+      {%- if mv.rebuild or adapter.get_relation(
+          database=this.database, schema=this.schema, identifier=mv.input_name) is none -%}
         {% call statement('materialized_view_input') -%}
           create or replace view {{ input_relation }} as {{ mv.input_sql }}
         {%- endcall %}
@@ -52,7 +54,8 @@
       {%- set names = get_columns_in_query(sql) | list -%}
       {%- set first_sql = adapter.materialized_view_sql(
           node_id=model.unique_id, changes=changes_sql, target=none, names=names) -%}
-      {%- set build_sql = spark_streams__stream_create_sql(target_relation, first_sql, consumer, names) -%}
+      {%- set build_sql = spark_streams__stream_create_sql(
+          target_relation, first_sql, consumer, names, spark_streams__kept_state(first_sql, names)) -%}
     {%- elif plan.has_changes -%}
       {%- set tmp_relation = make_temp_relation(this) -%}
       {%- if not mv.joined -%}
@@ -96,4 +99,17 @@
       node_id=model.unique_id, model_name=model.name, config=config, consuming=true,
       target=this, target_exists=existing is not none and existing.is_delta,
       full_refresh=rebuild, source=input_relation, options=options)) }}
+{%- endmacro %}
+
+
+{#- Under an enforced contract: the aggregate state the first rows keep beside the query's own
+    columns, with Spark's types ({name, data_type}), for the contract's table to hold too. -#}
+{% macro spark_streams__kept_state(first_sql, names) -%}
+  {%- set kept = [] -%}
+  {%- if config.get('contract').enforced -%}
+    {%- for row in run_query('describe query ' ~ first_sql) if row[0] not in names -%}
+      {%- do kept.append({'name': row[0], 'data_type': row[1]}) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return(kept) }}
 {%- endmacro %}

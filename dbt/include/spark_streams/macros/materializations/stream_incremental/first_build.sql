@@ -13,17 +13,19 @@
   order when there is a key. With file_rows capping each file, every file then holds one key
   range, and a later MERGE of changes that cluster by key rewrites only a few small files.
   With an enforced contract the target is created empty with the contract's columns and
-  constraints (macros/spark/contracts.sql) and the rows are inserted: that INSERT is the commit
+  constraints (macros/spark/contracts.sql), and `kept` columns beside them (a materialized
+  view's aggregate state, {name, data_type}) and the rows are inserted: that INSERT is the commit
   that carries the offsets, and Delta fails it, moving nothing, when a row breaks a constraint.
 -#}
-{% macro spark_streams__stream_create_sql(relation, sql, consumer, columns) -%}
+{% macro spark_streams__stream_create_sql(relation, sql, consumer, columns, kept=[]) -%}
   {%- if config.get('contract').enforced -%}
     {%- do adapter.check_contract_columns(
         model_name=model.name, target_columns=columns + consumer.history_columns,
         contract_columns=model.columns.keys() | list) -%}
-    {%- do spark_streams__create_contract_table(relation, spark_streams__target_tblproperties(consumer)) -%}
-  insert into {{ relation }} ({{ get_quoted_csv(model.columns.keys() | list) }})
-  select {{ get_quoted_csv(model.columns.keys() | list) }} from (
+    {%- do spark_streams__create_contract_table(relation, spark_streams__target_tblproperties(consumer), kept) -%}
+    {%- set written = (model.columns.keys() | list) + (kept | map(attribute='name') | list) -%}
+  insert into {{ relation }} ({{ get_quoted_csv(written) }})
+  select {{ get_quoted_csv(written) }} from (
     {{ spark_streams__first_rows(sql, consumer, columns) }}
   )
   {%- else -%}
