@@ -14,6 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.spark_streams.__version__ import version
 from dbt.adapters.spark_streams.connections import SparkStreamsConnectionManager
 from dbt.adapters.spark_streams.credentials import StreamsConnectionMethod
+from dbt.adapters.spark_streams.methods.cdc_methods import ChangeFeedMethods
 from dbt.adapters.spark_streams.methods.mv_methods import MaterializedViewMethods
 from dbt.adapters.spark_streams.methods.stream_methods import StreamMethods
 from dbt.adapters.spark_streams.methods.stream_operations import StreamOperations
@@ -33,6 +34,7 @@ SORT_KEY = re.compile(r"^(.*?)\s+(asc|desc)\s*$", re.IGNORECASE | re.DOTALL)
 class SparkStreamsAdapter(
     StreamMethods,
     MaterializedViewMethods,
+    ChangeFeedMethods,
     StreamOperations,
     TargetSchemaMethods,
     UnitTestMethods,

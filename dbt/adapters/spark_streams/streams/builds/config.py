@@ -10,14 +10,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
 from dbt.adapters.spark_streams.streams.delta.change_size import DEFAULT_BROADCAST_CHANGE_ROWS
 from dbt.adapters.spark_streams.streams.delta.retention import extension_days
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.records.netting import METADATA_COLUMNS
 from dbt.adapters.spark_streams.streams.sql.catalog import as_key
 
-STRATEGIES = ("append", "merge", "apply_changes", "history")
-KEYED_STRATEGIES = ("merge", "apply_changes", "history")
+STRATEGIES = ("append", "merge", "apply_changes", "history", "apply_cdc")
+KEYED_STRATEGIES = ("merge", "apply_changes", "history", "apply_cdc")
 ON_SCHEMA_CHANGE = ("ignore", "append_new_columns", "sync_all_columns", "fail")
 DEFAULT_FILE_ROWS = 100_000
 DEFAULT_EXTENSION_DAYS = 14
@@ -85,6 +86,7 @@ class ConsumerConfig:
     cluster_by: tuple[str, ...] = ()
     rebuild_min_bytes: int = DEFAULT_REBUILD_MIN_BYTES
     materialized_view: bool = False  # a materialized view's consumer (streams/mv/)
+    cdc: CdcConfig | None = None  # apply_cdc's settings (streams/cdc/)
 
     @classmethod
     def from_model_config(cls, model: str, config: ModelConfig) -> "ConsumerConfig":
@@ -126,6 +128,7 @@ class ConsumerConfig:
             if strategy == "history"
             else None,
             incremental=_incremental(model, config.get("incremental", "auto")),
+            cdc=CdcConfig.from_model_config(model, config) if strategy == "apply_cdc" else None,
             cluster_by=as_key(config.get("liquid_clustered_by")),
             rebuild_min_bytes=_bytes(
                 model,
@@ -184,6 +187,9 @@ class ConsumerConfig:
                     f"Model {self.model}: unique_key column '{key}' is not in the model's output "
                     f"({', '.join(output_columns)}). Select it from the stream."
                 )
+        if self.cdc is not None:
+            events = [c for c in output_columns if c.lower() not in METADATA_COLUMNS]
+            return self.cdc.kept(self.model, events, self.unique_key)
         if self.strategy not in ("apply_changes", "history") or self.keep_metadata_columns:
             return list(output_columns)
         for needed in HISTORY_NEEDS if self.history else APPLY_CHANGES_NEEDS:

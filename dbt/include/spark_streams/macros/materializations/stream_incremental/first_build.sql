@@ -47,7 +47,11 @@
 
 {#- The target's first rows: the stream's inserts, its history periods, or all of it. -#}
 {% macro spark_streams__first_rows(sql, consumer, columns) -%}
-  {%- if consumer.first_build_inserts_only %}
+  {%- if consumer.cdc %}
+  {{ adapter.apply_cdc_first_sql(
+      node_id=model.unique_id, model_name=model.name, config=config, sql=sql, target=this,
+      columns=columns) }}
+  {%- elif consumer.first_build_inserts_only %}
   select {{ get_quoted_csv(columns) }}
   from (
     {{ sql }}

@@ -1,0 +1,97 @@
+"""The adapter's side of incremental_strategy 'apply_cdc' (streams/cdc/): the check of the
+events, the tombstones, and the target's write."""
+
+from typing import Any
+
+from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.base.meta import AdapterMeta
+
+from dbt.adapters.spark_streams.methods.stream_methods import logger
+from dbt.adapters.spark_streams.streams.cdc.config import TOMBSTONES_SUFFIX
+from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.sql.catalog import column_names
+from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
+
+
+class ChangeFeedMethods(metaclass=AdapterMeta):
+    """Mixed into the adapter (AdapterMeta collects its @available methods)."""
+
+    run_rows: Any
+    stream_consumer: Any
+
+    @available
+    def apply_cdc_first_sql(
+        self, node_id: str, model_name: str, config: Any, sql: str, target: BaseRelation,
+        columns: list[str],
+    ) -> str:  # fmt: skip
+        """The first build: the tombstones table created from the events' deletes, and the
+        SQL of the target's rows (each key's final state that is not deleted)."""
+        source = f"({sql})"
+        query = self._cdc_query(node_id, model_name, config, columns, f"describe query {sql}")
+        self._check_events(model_name, query, source)
+        self.run_rows(query.tombstones_sql(source, self._tombstones(target), create=True))
+        return query.first_sql(source)
+
+    @available
+    def apply_cdc_sql(
+        self, node_id: str, model_name: str, config: Any, changes: BaseRelation,
+        target: BaseRelation, columns: list[str],
+    ) -> str:  # fmt: skip
+        """A build with changes: the events checked, old tombstones purged and the change
+        set's deletes appended to them; returns the target's MERGE (the build's commit)."""
+        source = str(changes)
+        query = self._cdc_query(node_id, model_name, config, columns, f"describe {source}")
+        self._check_events(model_name, query, source)
+        tombstones = self._tombstones(target)
+        # (a target that dbt clone copied has none: its tombstones start empty)
+        self.run_rows(
+            f"create table if not exists {tombstones} using delta as select "
+            f"{column_list(query.key)}, _cdc_sequence, current_timestamp() as _cdc_deleted_at "
+            f"from {target} where false"
+        )
+        self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
+        self.run_rows(query.tombstones_sql(source, tombstones, create=False))
+        return query.merge_sql(source, str(target), tombstones)
+
+    def _cdc_query(
+        self, node_id: str, model_name: str, config: Any, columns: list[str], describe: str
+    ) -> CdcQuery:
+        consumer = self.stream_consumer(node_id, model_name, config)
+        assert consumer.cdc is not None
+        described = [name.lower() for name in column_names(self.run_rows(describe))]
+        return CdcQuery(
+            key=consumer.unique_key,
+            columns=tuple(columns),
+            config=consumer.cdc,
+            has_action="metadata_action" in described,
+        )
+
+    def _check_events(self, model: str, query: CdcQuery, source: str) -> None:
+        """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out
+        and counted); apply_as_deletes must be a condition."""
+        [row] = self.run_rows(query.check_sql(source))
+        kind = row.get("delete_type")
+        if kind is not None and kind != "boolean":
+            raise StreamError(
+                f"Model {model}: apply_as_deletes ({query.config.apply_as_deletes}) is a {kind}, "
+                "not a condition. Write a comparison, for example apply_as_deletes=\"op = 'D'\"."
+            )
+        bad = int(row.get("bad") or 0)
+        if not bad:
+            return
+        said = (
+            f"Model {model}: {bad} event(s) have a NULL key ({', '.join(query.key)}) or a NULL "
+            f"sequence ({query.config.sequence_by}), for example {row.get('example')}"
+        )
+        if query.config.on_bad_event == "skip":
+            logger.warning(f"{said}; skipped, as on_bad_event is 'skip'.")
+            return
+        raise StreamError(
+            f"{said}. Nothing was written and no offset moved. Fix the events at their source, "
+            "or set on_bad_event='skip' to leave such events out."
+        )
+
+    @staticmethod
+    def _tombstones(target: BaseRelation) -> str:
+        return quote_path(str(target.schema), str(target.identifier) + TOMBSTONES_SUFFIX)

@@ -1,0 +1,115 @@
+"""incremental_strategy 'apply_cdc': a feed of change events applied to a table of current state
+(SCD type 1). Its config, checked once (docs/guides/change-feeds.md).
+
+An event is a row of the model's output: its key columns (`unique_key`), a sequence
+(`sequence_by`, a column or an expression, a struct for ties) and, where `apply_as_deletes`
+says so, a delete. The target keeps the event's columns (all of them, `cdc_columns`, or all but
+`cdc_except_columns`) and the key's sequence in `_cdc_sequence`; deletes leave tombstones in
+`<model>__cdc_tombstones` for `tombstone_retention_days`.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.sql.catalog import as_key
+
+SEQUENCE_COLUMN = "_cdc_sequence"
+TOMBSTONES_SUFFIX = "__cdc_tombstones"
+DEFAULT_TOMBSTONE_DAYS = 2
+ON_BAD_EVENT = ("fail", "skip")
+
+
+@dataclass(frozen=True)
+class CdcConfig:
+    """The apply_cdc settings of one model, valid by construction."""
+
+    sequence_by: str
+    apply_as_deletes: str | None = None
+    ignore_null_updates: bool = False
+    cdc_columns: tuple[str, ...] = ()
+    cdc_except_columns: tuple[str, ...] = ()
+    tombstone_retention_days: int = DEFAULT_TOMBSTONE_DAYS
+    on_bad_event: str = "fail"
+
+    @classmethod
+    def from_model_config(cls, model: str, config: Any) -> "CdcConfig":
+        sequence_by = config.get("sequence_by")
+        if not sequence_by or not str(sequence_by).strip():
+            raise StreamError(
+                f"Model {model}: incremental_strategy 'apply_cdc' needs sequence_by, the column "
+                "or expression that orders a key's events (for example sequence_by='updated_at', "
+                "or 'struct(ts_ms, lsn)' to break ties)."
+            )
+        scd_type = str(config.get("scd_type", 1))
+        if scd_type != "1":
+            raise StreamError(
+                f"Model {model}: scd_type {scd_type} is not supported by apply_cdc, which keeps "
+                "the current state (scd_type 1). For every version of a key, use "
+                "incremental_strategy='history' over the current-state table's stream."
+            )
+        columns, excepted = (
+            as_key(config.get("cdc_columns")),
+            as_key(config.get("cdc_except_columns")),
+        )
+        if columns and excepted:
+            raise StreamError(f"Model {model}: set cdc_columns or cdc_except_columns, not both.")
+        on_bad_event = str(config.get("on_bad_event", "fail"))
+        if on_bad_event not in ON_BAD_EVENT:
+            raise StreamError(
+                f"Model {model}: on_bad_event '{on_bad_event}' is not one of fail, skip."
+            )
+        deletes = config.get("apply_as_deletes")
+        return cls(
+            sequence_by=str(sequence_by),
+            apply_as_deletes=str(deletes) if deletes else None,
+            ignore_null_updates=_flag(
+                model, "ignore_null_updates", config.get("ignore_null_updates", False)
+            ),
+            cdc_columns=columns,
+            cdc_except_columns=excepted,
+            tombstone_retention_days=_days(
+                model, config.get("tombstone_retention_days", DEFAULT_TOMBSTONE_DAYS)
+            ),
+            on_bad_event=on_bad_event,
+        )
+
+    def kept(self, model: str, columns: Sequence[str], unique_key: Sequence[str]) -> list[str]:
+        """The event columns the target keeps (the key always), in the event's order."""
+        lowered = {column.lower(): column for column in columns}
+        named = self.cdc_columns or self.cdc_except_columns
+        missing = [name for name in named if name.lower() not in lowered]
+        if missing:
+            which = "cdc_columns" if self.cdc_columns else "cdc_except_columns"
+            raise StreamError(
+                f"Model {model}: {which} names {', '.join(missing)}, not in the model's output "
+                f"({', '.join(columns)})."
+            )
+        keys = {key.lower() for key in unique_key}
+        if self.cdc_columns:
+            wanted = {name.lower() for name in self.cdc_columns} | keys
+            return [column for column in columns if column.lower() in wanted]
+        dropped = {name.lower() for name in self.cdc_except_columns} - keys
+        return [column for column in columns if column.lower() not in dropped]
+
+
+def _flag(model: str, name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "false"):
+        return str(value).lower() == "true"
+    raise StreamError(f"Model {model}: {name} must be true or false, not {value!r}.")
+
+
+def _days(model: str, value: Any) -> int:
+    try:
+        days = int(value)
+    except (TypeError, ValueError):
+        days = -1
+    if days < 0:
+        raise StreamError(
+            f"Model {model}: tombstone_retention_days must be a whole number of days (0 or "
+            f"more), not {value!r}."
+        )
+    return days

@@ -1,0 +1,218 @@
+"""The SQL of apply_cdc (config.py): change events applied to a table of current state.
+
+For each key the build considers the key's state (its target row and its newest tombstone,
+each with its sequence) and the events of the change set newer than both; the newest of
+those wins. With ignore_null_updates each column takes the newest non-null value after the
+newest delete among them, so partial updates compose in sequence order. An event no newer
+than the key's state is a duplicate or a late event: ignored. Events of one key and sequence
+apply once (a delete first, then the greatest row).
+
+Deletes are kept as tombstones (key, sequence, when) in a table beside the target, written
+before the target's MERGE and never rewritten by it: a tombstone is a delete event of the
+change set, so a build that fails after writing them and runs again computes the same state
+(the tombstone and the event are the same delete). The target's MERGE is the build's commit,
+with the streams' offsets.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+from dbt.adapters.spark_streams.streams.cdc.config import SEQUENCE_COLUMN, CdcConfig
+from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote
+
+SEQ, DELETE = "_cdc_seq", "_cdc_delete"
+
+
+@dataclass(frozen=True)
+class CdcQuery:
+    """One model's apply_cdc: its key, the columns its target keeps, and its config."""
+
+    key: tuple[str, ...]
+    columns: tuple[str, ...]  # the target's columns (the key's among them), no sequence
+    config: CdcConfig
+    has_action: bool  # the change set has metadata_action (a stream's rows, not a peek's)
+
+    @property
+    def values(self) -> list[str]:
+        return [column for column in self.columns if column.lower() not in self._keys]
+
+    @property
+    def _keys(self) -> set[str]:
+        return {key.lower() for key in self.key}
+
+    def _is_bad(self) -> str:
+        nulls = [f"{quote(key)} is null" for key in self.key] + [f"{SEQ} is null"]
+        nulls += [f"{SEQ}.{quote(field)} is null" for field in self._sequence_fields()]
+        return " or ".join(nulls)
+
+    def _sequence_fields(self) -> list[str]:
+        """A struct sequence's fields (`struct(ts, lsn)`: ts and lsn): a NULL in one is as
+        bad as a NULL sequence (it would order before every value)."""
+        try:
+            parsed = sqlglot.parse_one(self.config.sequence_by, read="spark")
+        except sqlglot.errors.ParseError:
+            return []
+        if not isinstance(parsed, exp.Struct):
+            return []
+        names = [
+            field.this.name if isinstance(field, exp.PropertyEQ) else field.alias_or_name
+            for field in parsed.expressions
+        ]
+        return [name or f"col{i + 1}" for i, name in enumerate(names)]  # Spark's own names
+
+    def events(self, source: str) -> str:
+        """Every event of the change set: its columns, sequence and whether it deletes."""
+        deletes = f"coalesce(({self.config.apply_as_deletes}), false)"
+        where = " where metadata_action = 'INSERT'" if self.has_action else ""
+        return (
+            f"select *, ({self.config.sequence_by}) as {SEQ}, "
+            f"{deletes if self.config.apply_as_deletes else 'false'} as {DELETE} "
+            f"from {source}{where}"
+        )
+
+    def check_sql(self, source: str) -> str:
+        """One row: the events with a NULL key or sequence, one such key as text, and the type
+        apply_as_deletes has (NULL without events)."""
+        example = (
+            "to_json(named_struct("
+            + ", ".join(f"'{key}', {quote(key)}" for key in self.key)
+            + "))"
+        )
+        deletes = self.config.apply_as_deletes or "false"
+        return (
+            f"select count_if({self._is_bad()}) as bad, "
+            f"max_by({example}, {self._is_bad()}) as example, "
+            f"first(typeof(({deletes}))) as delete_type "
+            f"from ({self.events(source)})"
+        )
+
+    def _unique(self, source: str) -> str:
+        """Events of one key and sequence once: a delete first, then the greatest row."""
+        partition = column_list(self.key) + f", {SEQ}"
+        row = "to_json(struct(" + column_list(self.columns) + "))"
+        valid = f"not ({self._is_bad()})"
+        return (
+            f"select {column_list(self.columns)}, {SEQ}, {DELETE} from ("
+            f"select *, row_number() over (partition by {partition} "
+            f"order by {DELETE} desc, {row} desc) as _cdc_n "
+            f"from ({self.events(source)}) where {valid}) where _cdc_n = 1"
+        )
+
+    def _rows(self, source: str, target: str | None, tombstones: str | None) -> str:
+        """Each touched key's state (target row, tombstone) and its events newer than both,
+        with `_cdc_kind`: 'row', 'tomb' or 'event'."""
+        ctes = [f"_cdc_events as ({self._unique(source)})"]
+        keys = column_list(self.key)
+        tombstone_columns = ", ".join(
+            quote(c) if c.lower() in self._keys else f"null as {quote(c)}" for c in self.columns
+        )
+        state = []
+        if target is not None:
+            state.append(
+                f"select {column_list(self.columns)}, {quote(SEQUENCE_COLUMN)} as {SEQ}, "
+                f"false as {DELETE}, 'row' as _cdc_kind from {target} "
+                f"where ({keys}) in (select {keys} from _cdc_events)"
+            )
+        if tombstones is not None:
+            state.append(
+                f"select {tombstone_columns}, max({quote(SEQUENCE_COLUMN)}) as "
+                f"{SEQ}, true as {DELETE}, 'tomb' as _cdc_kind from {tombstones} "
+                f"where ({keys}) in (select {keys} from _cdc_events) group by {keys}"
+            )
+        if not state:
+            return ", ".join(ctes) + (
+                ", _cdc_rows as (select *, 'event' as _cdc_kind from _cdc_events)"
+            )
+        ctes.append("_cdc_state as (" + " union all ".join(state) + ")")
+        ctes.append(
+            f"_cdc_since as (select {keys}, max({SEQ}) as _cdc_from from _cdc_state "
+            f"group by {keys})"
+        )
+        on = " and ".join(f"e.{quote(k)} = f.{quote(k)}" for k in self.key)
+        ctes.append(
+            f"_cdc_rows as (select * from _cdc_state union all "
+            f"select e.*, 'event' as _cdc_kind from _cdc_events e left join _cdc_since f "
+            f"on {on} where f._cdc_from is null or e.{SEQ} > f._cdc_from)"
+        )
+        return ", ".join(ctes)
+
+    def final_sql(self, source: str, target: str | None, tombstones: str | None) -> str:
+        """Per touched key: its final columns, sequence, whether it is deleted, whether the
+        target holds it, and whether anything changed."""
+        order = f"struct({SEQ}, {DELETE})"
+        last_delete = (
+            f"max(case when {DELETE} then {SEQ} end) over (partition by {column_list(self.key)})"
+        )
+        columns = []
+        for column in self.values:
+            if self.config.ignore_null_updates:
+                after = f"({SEQ} > _cdc_last_delete or _cdc_last_delete is null)"
+                newer = f"{quote(column)} is not null and {after}"
+                columns.append(
+                    f"max_by({quote(column)}, {order}) filter (where {newer}) as {quote(column)}"
+                )
+            else:
+                columns.append(f"max_by({quote(column)}, {order}) as {quote(column)}")
+        return (
+            f"with {self._rows(source, target, tombstones)} "
+            f"select {column_list(self.key)}, {', '.join(columns) + ', ' if columns else ''}"
+            f"max({SEQ}) as {SEQ}, max_by({DELETE}, {order}) as {DELETE}, "
+            f"bool_or(_cdc_kind = 'row') as _cdc_in_target, "
+            f"max_by(_cdc_kind, {order}) as _cdc_newest "
+            f"from (select *, {last_delete} as _cdc_last_delete from _cdc_rows) "
+            f"group by {column_list(self.key)}"
+        )
+
+    def first_sql(self, source: str) -> str:
+        """The first build's rows: every key's final state that is not deleted."""
+        written = column_list([*self.columns]) + f", {SEQ} as {quote(SEQUENCE_COLUMN)}"
+        return f"select {written} from ({self.final_sql(source, None, None)}) where not {DELETE}"
+
+    def tombstones_sql(self, source: str, tombstones: str, create: bool) -> str:
+        """The change set's deletes as tombstones: the table created from them (a first
+        build), or appended to it."""
+        rows = (
+            f"select {column_list(self.key)}, {SEQ} as {quote(SEQUENCE_COLUMN)}, "
+            f"current_timestamp() as _cdc_deleted_at from ({self._unique(source)}) "
+            f"where {DELETE}"
+        )
+        if create:
+            return f"create or replace table {tombstones} using delta as {rows}"
+        return f"insert into {tombstones} {rows}"
+
+    def merge_sql(self, source: str, target: str, tombstones: str) -> str:
+        """The build's write: keys whose newest state is an event, or a tombstone over a row
+        the target still holds (a build that failed after its tombstones). A delete of a key
+        the target does not hold is left out (no clause would match it)."""
+        on = " and ".join(f"t.{quote(k)} = s.{quote(k)}" for k in self.key)
+        sets = ", ".join(
+            [f"t.{quote(c)} = s.{quote(c)}" for c in self.values]
+            + [f"t.{quote(SEQUENCE_COLUMN)} = s.{SEQ}"]
+        )
+        written = [*self.columns, SEQUENCE_COLUMN]
+        values = column_list(self.columns, "s.") + f", s.{SEQ}"
+        return (
+            f"merge into {target} as t using (select * from ("
+            f"{self.final_sql(source, target, tombstones)}) "
+            f"where (_cdc_newest = 'event' or (_cdc_newest = 'tomb' and _cdc_in_target)) "
+            f"and not ({DELETE} and not _cdc_in_target)) as s on {on} "
+            f"when matched and s.{DELETE} then delete "
+            f"when matched then update set {sets} "
+            f"when not matched then insert ({column_list(written)}) values ({values})"
+        )
+
+
+def purge_sql(tombstones: str, days: int) -> str:
+    """Tombstones older than the retention go."""
+    return (
+        f"delete from {tombstones} where _cdc_deleted_at < "
+        f"current_timestamp() - make_dt_interval({days})"
+    )
+
+
+def target_columns(columns: Sequence[str]) -> list[str]:
+    """The target's columns: the kept event columns and the key's sequence."""
+    return [*columns, SEQUENCE_COLUMN]

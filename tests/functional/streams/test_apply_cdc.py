@@ -1,0 +1,138 @@
+"""incremental_strategy 'apply_cdc' as a user runs it: change events landing in a Delta table,
+read by an append_only stream, applied by dbt to a table of current state. Rounds of random
+events (inserts, updates, partial updates, deletes, duplicates, late events, ties broken by a
+struct sequence) land between builds; after each build every target equals the reference
+(tests/unit/cdc/reference.py) applied to all events so far, the offsets equal the landing
+table's version, and the tombstones hold the deletes. Then bad events: one sentence, nothing
+moved; and on_bad_event 'skip'.
+"""
+
+import random
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.delta import DeltaProject, sources_yml
+from tests.functional.streams.test_dbt_edges import messages
+from tests.unit.cdc.reference import Event, apply, rows
+
+SOURCES = sources_yml("landing", "events")
+STREAM = "{{ stream(source('landing', 'events'), mode='append_only') }}"
+CURRENT = f"""{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
+    unique_key='id', sequence_by='struct(ts, lsn)', apply_as_deletes="op = 'D'",
+    cdc_except_columns=['op', 'ts', 'lsn']) }}}}
+select * from {STREAM}
+"""
+PARTIAL = f"""{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
+    unique_key='id', sequence_by='struct(ts, lsn)', apply_as_deletes="op = 'D'",
+    ignore_null_updates=true, cdc_columns=['id', 'name', 'amount']) }}}}
+select id, name, amount, op, ts, lsn from {STREAM}
+"""
+COLUMNS = ("name", "amount")
+
+
+def draw_round(rng: random.Random, clock: int, late: bool) -> list[tuple]:
+    """Events (id, name, amount, op, ts, lsn): upserts (some partial), deletes, a duplicate,
+    and, when `late`, events older than the previous round's."""
+    events = []
+    for _ in range(8):
+        key = rng.randrange(6)
+        ts = clock - rng.randrange(40) if late and rng.random() < 0.4 else clock + rng.randrange(9)
+        op = "D" if rng.random() < 0.2 else "U"
+        name = None if rng.random() < 0.25 else rng.choice(["ann", "bob", "cy"])
+        amount = None if rng.random() < 0.25 else rng.randrange(100)
+        events.append((key, name, amount, op, ts, rng.randrange(3)))
+    events.append(events[rng.randrange(len(events))])  # delivered twice
+    return events
+
+
+def as_events(landed: list[tuple], columns: tuple[str, ...]) -> list[Event]:
+    return [
+        (key, (ts, lsn), op == "D", dict(zip(columns, (name, amount), strict=True)))
+        for key, name, amount, op, ts, lsn in landed
+    ]
+
+
+def literal(value) -> str:
+    if value is None:
+        return "null"
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+class TestApplyCdc(DeltaProject):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES, "current.sql": CURRENT, "partial.sql": PARTIAL}
+
+    def test_rounds_of_events_equal_the_reference(self, project):
+        schema, sql = project.test_schema, project.run_sql
+        sql(
+            f"create table {schema}.events (id int, name string, amount int, op string, "
+            "ts bigint, lsn int) using delta tblproperties (delta.enableChangeDataFeed = true)"
+        )
+        rng = random.Random(20261129)
+        landed: list[tuple] = []
+        in_order: list[tuple] = []
+        for round_ in range(4):
+            batch = draw_round(rng, 100 * (round_ + 1), late=round_ > 0)
+            values = ", ".join("(" + ", ".join(map(literal, e)) + ")" for e in batch)
+            sql(f"insert into {schema}.events values {values}")
+            landed += batch
+            run_dbt(["run"])
+            want = rows(apply({}, as_events(landed, COLUMNS), ignore_null_updates=False))
+            assert self.target(project, "current") == want, round_
+            # partial updates compose in order: the reference applies the batches one by one
+            in_order = batch if round_ == 0 else in_order
+            partial = {}
+            for seen in range(round_ + 1):
+                part = landed[seen * 9 : (seen + 1) * 9]
+                partial = apply(partial, as_events(part, COLUMNS), ignore_null_updates=True)
+            assert self.target(project, "partial") == rows(partial), round_
+        version = self.version(project)
+        offsets = dict(sql(f"select name, offset_version from {schema}.dbt_streams", fetch="all"))
+        assert offsets == {"current__events": version, "partial__events": version}
+        tombstones = sql(f"select id from {schema}.current__cdc_tombstones", fetch="all")
+        assert {row[0] for row in tombstones} <= {e[0] for e in landed if e[3] == "D"}
+        assert tombstones, "the rounds drew deletes"
+
+        # A NULL sequence: one sentence, nothing written, no offset moved.
+        before = self.target(project, "current")
+        sql(f"insert into {schema}.events values (3, 'zed', 1, 'U', null, 0)")
+        failed = run_dbt(["run", "-s", "current"], expect_pass=False)
+        said = " ".join(messages(failed)["current"].split())
+        assert (
+            "Model current: 1 event(s) have a NULL key (id) or a NULL sequence (struct(ts, lsn)), "
+            'for example {"id":3}. Nothing was written and no offset moved.'
+        ) in said, said
+        assert self.target(project, "current") == before
+        assert self.offset(project, "current__events") == version
+        path = Path(project.project_root) / "models" / "current.sql"
+        path.write_text(
+            CURRENT.replace("cdc_except_columns", "on_bad_event='skip', cdc_except_columns")
+        )
+        run_dbt(["run", "-s", "current"])
+        assert self.target(project, "current") == before
+        assert self.offset(project, "current__events") == self.version(project)
+
+    @staticmethod
+    def target(project, model: str) -> dict:
+        found = project.run_sql(
+            f"select id, name, amount from {project.test_schema}.{model}", fetch="all"
+        )
+        return {row[0]: dict(zip(COLUMNS, row[1:], strict=True)) for row in found}
+
+    @staticmethod
+    def version(project) -> int:
+        [row] = project.run_sql(
+            f"describe history {project.test_schema}.events limit 1", fetch="all"
+        )
+        return int(row[0])
+
+    @staticmethod
+    def offset(project, name: str) -> int:
+        [row] = project.run_sql(
+            f"select offset_version from {project.test_schema}.dbt_streams where name = '{name}'",
+            fetch="all",
+        )
+        return int(row[0])

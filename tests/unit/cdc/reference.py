@@ -1,0 +1,62 @@
+"""The reference apply_cdc (SCD type 1), in Python: the state a set of events leaves, applied
+all at once in sequence order. The Spark runs and the property tests compare against it.
+
+An event is (key, sequence, delete, values); values maps column to value, None being NULL.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+Event = tuple[Any, Any, bool, dict[str, Any]]
+
+
+@dataclass
+class State:
+    """A key's state: its sequence, whether deleted, and its columns (none when deleted)."""
+
+    sequence: Any
+    deleted: bool
+    values: dict[str, Any]
+
+
+def unique(events: Iterable[Event]) -> list[Event]:
+    """Events of one key and sequence once: a delete first, then the greatest row (by its
+    values as text), as the SQL picks them; in sequence order."""
+    chosen: dict[tuple, Event] = {}
+    for event in events:
+        key, sequence, delete, values = event
+        mark = (delete, repr(sorted(values.items())))
+        held = chosen.get((key, sequence))
+        if held is None or mark > (held[2], repr(sorted(held[3].items()))):
+            chosen[(key, sequence)] = event
+    return sorted(chosen.values(), key=lambda e: (repr(e[0]), e[1]))
+
+
+def apply(
+    state: dict[Any, State], events: Iterable[Event], ignore_null_updates: bool
+) -> dict[Any, State]:
+    """`state` after `events`: per key, the events newer than its state in sequence order;
+    a delete clears the key, an upsert sets its columns (with ignore_null_updates only its
+    non-NULL ones, over what the key held)."""
+    after = dict(state)
+    for key, sequence, delete, values in sorted(unique(events), key=lambda e: e[1]):
+        held = after.get(key)
+        if held is not None and not sequence > held.sequence:
+            continue
+        if delete:
+            after[key] = State(sequence, True, {})
+            continue
+        base = held.values if held is not None and not held.deleted else {}
+        if ignore_null_updates:
+            merged = dict(base)
+            merged.update({c: v for c, v in values.items() if v is not None})
+            after[key] = State(sequence, False, {c: merged.get(c) for c in values})
+        else:
+            after[key] = State(sequence, False, dict(values))
+    return after
+
+
+def rows(state: dict[Any, State]) -> dict[Any, dict[str, Any]]:
+    """The target's rows: each key not deleted, with its columns."""
+    return {key: s.values for key, s in state.items() if not s.deleted}
