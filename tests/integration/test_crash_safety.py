@@ -1,16 +1,17 @@
 """Builds SIGKILLed at each step of the commit protocol lose nothing and repeat nothing, and
 two dbt processes building the same consumer at once never both consume.
 
-Each crash round changes the sources and runs the five stream models at once (`--threads 5`):
+Each crash round changes the sources and runs the six stream models at once (`--threads 6`):
 the apply_changes mirror, the append-only audit, the insert-only stream of a file table, the
-view stream's mirror and a materialized view aggregating an outer join. The process dies once
-all five builds have reached the step (after pinning, during the write, after the commit but
+view stream's mirror, a materialized view aggregating an outer join and an apply_cdc table of
+change events (its tombstones written before the write). The process dies once all six builds
+have reached the step (after pinning, during the write, after the commit but
 before the registry update; for the file stream, during the write is after its new file set
 was written). A plain build then
 recovers, and its data tests assert the invariants: the mirror equals its source, the
 append-only audit holds every order ever inserted exactly once, the events audit every row of
-every landed file, the view stream's mirror equals its view, and the materialized view its
-query.
+every landed file, the view stream's mirror equals its view, the materialized view its
+query, and the apply_cdc table each key's newest event.
 
 The concurrency rounds then take the same project further: a Derby network server opens the
 metastore the crash rounds' processes used one at a time, so two dbt processes share it and
@@ -37,13 +38,21 @@ REPO = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parent / "crash_project"
 SERVER = REPO / "scripts" / "metastore-server.sh"
 DRIVER = REPO / ".jars" / "derby-server" / "derbyclient-10.16.1.1.jar"
-STREAM_MODELS = ("customers_mirror", "orders_audit", "events_audit", "paired_mirror", "tiers")
+STREAM_MODELS = (
+    "customers_mirror",
+    "orders_audit",
+    "events_audit",
+    "paired_mirror",
+    "tiers",
+    "order_state",
+)
 INVARIANTS = (
     "mirror_equals_source",
     "audit_has_each_order_once",
     "events_audit_has_each_event_once",
     "paired_mirror_is_view",
     "tiers_is_query",
+    "order_state_is_newest_event",
 )
 ROUNDS = int(os.environ.get("CONCURRENCY_ROUNDS", "1"))  # `make fuzz` runs more
 

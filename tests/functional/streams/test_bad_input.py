@@ -46,7 +46,7 @@ CASES = {
     "bad_strategy": (
         consumer("id", incremental_strategy="'upsert'"),
         "incremental_strategy 'upsert' is not supported by stream_incremental; use one of "
-        "append, merge, apply_changes, history.",
+        "append, merge, apply_changes, history, apply_cdc.",
     ),
     "merge_without_key": (
         consumer("id", incremental_strategy="'merge'"),

@@ -57,7 +57,7 @@ def test_values_given() -> None:
         (
             {"incremental_strategy": "upsert"},
             "Model orders_mirror: incremental_strategy 'upsert' is not supported by "
-            "stream_incremental; use one of append, merge, apply_changes, history.",
+            "stream_incremental; use one of append, merge, apply_changes, history, apply_cdc.",
         ),
         (
             {"incremental_strategy": "merge", "unique_key": None},

@@ -55,6 +55,14 @@ class CdcConfig:
         )
         if columns and excepted:
             raise StreamError(f"Model {model}: set cdc_columns or cdc_except_columns, not both.")
+        contract = config.get("contract")
+        if getattr(contract, "enforced", None) or (
+            isinstance(contract, dict) and contract.get("enforced")
+        ):
+            raise StreamError(
+                f"Model {model}: an enforced contract is not supported on apply_cdc yet. Remove "
+                "contract: {enforced: true}, or test the columns with data tests."
+            )
         on_bad_event = str(config.get("on_bad_event", "fail"))
         if on_bad_event not in ON_BAD_EVENT:
             raise StreamError(

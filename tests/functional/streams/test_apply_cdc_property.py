@@ -1,0 +1,94 @@
+"""apply_cdc's SQL on Spark against the reference, under drawn events (hypothesis).
+
+Each example draws events (upserts with NULLs, deletes, duplicates, a struct sequence) and
+cuts them into batches in a random order (in sequence order with ignore_null_updates); the
+statements a build runs (streams/cdc/scd1.py: the first build's rows, then per batch the
+tombstones' append and the MERGE) run on Delta tables, and after every batch the target
+equals the reference (tests/unit/cdc/reference.py) applied batch by batch, which equals the
+reference applied to all events at once (tests/unit/cdc/test_reference.py). dbt's side of a
+build (streams, offsets, the commit) is test_apply_cdc.py's.
+
+`make test` runs CDC_EXAMPLES (3) examples; `make fuzz` more.
+"""
+
+import itertools
+import os
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
+from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
+from tests.functional.delta import DeltaProject
+from tests.unit.cdc.reference import apply, rows
+
+EXAMPLES = int(os.environ.get("CDC_EXAMPLES", "3"))
+EXAMPLE = itertools.count()
+COLUMNS = ("id", "name", "n")
+events = st.lists(
+    st.tuples(
+        st.integers(0, 4),
+        st.tuples(st.integers(0, 9), st.integers(0, 2)),
+        st.booleans(),
+        st.fixed_dictionaries(
+            {"name": st.none() | st.sampled_from(["a", "b"]), "n": st.none() | st.integers(0, 9)}
+        ),
+    ),
+    max_size=16,
+    unique_by=lambda e: (e[0], e[1]),
+)
+
+
+@st.composite
+def batches(draw):
+    drawn = draw(events)
+    partial = draw(st.booleans())
+    copies = drawn + draw(st.lists(st.sampled_from(drawn), max_size=3)) if drawn else []
+    order = sorted(copies, key=lambda e: e[1]) if partial else draw(st.permutations(copies))
+    cuts = sorted(draw(st.lists(st.integers(0, len(order)), min_size=1, max_size=3)))
+    bounds = [0, *cuts, len(order)]
+    return partial, [order[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def values(event) -> str:
+    key, (ts, lsn), delete, columns = event
+    name = "null" if columns["name"] is None else f"'{columns['name']}'"
+    n = "null" if columns["n"] is None else str(columns["n"])
+    return f"({key}, {name}, {n}, {'true' if delete else 'false'}, {ts}, {lsn})"
+
+
+class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(drawn=batches())
+    def test_the_target_equals_the_reference_after_every_batch(self, project, drawn):
+        partial, cut = drawn
+        n, schema, sql = next(EXAMPLE), project.test_schema, project.run_sql
+        events_table, target = f"{schema}.ev_{n}", f"{schema}.cur_{n}"
+        tombstones = f"{schema}.cur_{n}__cdc_tombstones"
+        config = CdcConfig(
+            sequence_by="struct(ts, lsn)", apply_as_deletes="del", ignore_null_updates=partial
+        )
+        query = CdcQuery(key=("id",), columns=COLUMNS, config=config, has_action=False)
+        sql(
+            f"create table {events_table} (id int, name string, n int, del boolean, ts int, "
+            "lsn int) using delta"
+        )
+        state: dict = {}
+        for i, batch in enumerate(cut):
+            sql(f"delete from {events_table}")
+            if batch:
+                sql(f"insert into {events_table} values {', '.join(map(values, batch))}")
+            if i == 0:
+                sql(query.tombstones_sql(events_table, tombstones, create=True))
+                sql(f"create table {target} using delta as {query.first_sql(events_table)}")
+            else:
+                sql(query.tombstones_sql(events_table, tombstones, create=False))
+                sql(query.merge_sql(events_table, target, tombstones))
+            state = apply(state, batch, ignore_null_updates=partial)
+            got = sql(f"select id, name, n from {target}", fetch="all")
+            assert {r[0]: {"name": r[1], "n": r[2]} for r in got} == rows(state), (i, cut)

@@ -1,0 +1,86 @@
+"""apply_cdc's config: checked before anything runs, each mistake one sentence."""
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.builds.config import consumer_config
+from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
+from dbt.adapters.spark_streams.streams.errors import StreamError
+
+
+def config(**settings) -> CdcConfig:
+    return CdcConfig.from_model_config("m", settings)
+
+
+def test_defaults_and_a_full_config() -> None:
+    assert config(sequence_by="ts") == CdcConfig(sequence_by="ts")
+    full = config(
+        sequence_by="struct(ts, lsn)",
+        apply_as_deletes="op = 'D'",
+        ignore_null_updates="true",
+        cdc_except_columns="op",
+        tombstone_retention_days="7",
+        on_bad_event="skip",
+    )
+    assert full == CdcConfig(
+        sequence_by="struct(ts, lsn)",
+        apply_as_deletes="op = 'D'",
+        ignore_null_updates=True,
+        cdc_except_columns=("op",),
+        tombstone_retention_days=7,
+        on_bad_event="skip",
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({}, "Model m: incremental_strategy 'apply_cdc' needs sequence_by"),
+        (
+            {"sequence_by": "ts", "scd_type": 2},
+            "Model m: scd_type 2 is not supported by apply_cdc",
+        ),
+        (
+            {"sequence_by": "ts", "cdc_columns": ["a"], "cdc_except_columns": ["b"]},
+            "Model m: set cdc_columns or cdc_except_columns, not both.",
+        ),
+        ({"sequence_by": "ts", "on_bad_event": "drop"}, "on_bad_event 'drop' is not one of"),
+        ({"sequence_by": "ts", "ignore_null_updates": "yes"}, "ignore_null_updates must be"),
+        ({"sequence_by": "ts", "tombstone_retention_days": "-1"}, "a whole number of days"),
+    ],
+)
+def test_mistakes_are_one_sentence(settings, said) -> None:
+    with pytest.raises(StreamError, match=said):
+        config(**settings)
+
+
+def test_the_columns_the_target_keeps() -> None:
+    columns = ["id", "name", "op", "ts", "metadata_action"]
+    consumer = consumer_config(
+        "m",
+        {
+            "incremental_strategy": "apply_cdc",
+            "unique_key": "id",
+            "sequence_by": "ts",
+            "cdc_except_columns": ["op", "ts", "id"],  # the key stays whatever it says
+        },
+    )
+    assert consumer.target_columns(columns) == ["id", "name"]
+    named = consumer_config(
+        "m",
+        {"incremental_strategy": "apply_cdc", "unique_key": "id", "sequence_by": "ts",
+         "cdc_columns": ["name"]},
+    )  # fmt: skip
+    assert named.target_columns(columns) == ["id", "name"]
+    with pytest.raises(StreamError, match=r"cdc_columns names nope, not in the model's output"):
+        consumer_config(
+            "m",
+            {"incremental_strategy": "apply_cdc", "unique_key": "id", "sequence_by": "ts",
+             "cdc_columns": ["nope"]},
+        ).target_columns(columns)  # fmt: skip
+    with pytest.raises(StreamError, match="'apply_cdc' needs a unique_key"):
+        consumer_config("m", {"incremental_strategy": "apply_cdc", "sequence_by": "ts"})
+
+
+def test_an_enforced_contract_is_refused() -> None:
+    with pytest.raises(StreamError, match="an enforced contract is not supported on apply_cdc"):
+        config(sequence_by="ts", contract={"enforced": True})

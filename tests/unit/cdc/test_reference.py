@@ -1,0 +1,65 @@
+"""The reference apply_cdc's promise, drawn by Hypothesis: applying a set of events in any
+partition into batches, in any order, leaves the state applying them all at once does
+(SCD type 1, duplicates delivered any number of times, late events, deletes). With
+ignore_null_updates, partial updates compose in sequence order, so there the batches arrive
+in sequence order."""
+
+from itertools import pairwise
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.unit.cdc.reference import Event, apply, rows
+
+values = st.fixed_dictionaries(
+    {"name": st.none() | st.sampled_from(["a", "b"]), "n": st.none() | st.integers(0, 3)}
+)
+distinct_events = st.lists(
+    st.tuples(st.integers(0, 4), st.integers(0, 30), st.booleans(), values),
+    max_size=25,
+    unique_by=lambda e: (e[0], e[1]),  # a key's sequence is unique (ties broken by the struct)
+)
+
+
+@st.composite
+def delivered(draw) -> tuple[list[Event], list[list[Event]]]:
+    """Events, then the same events (some twice) cut into batches in a random order."""
+    events = draw(distinct_events)
+    copies = events + draw(st.lists(st.sampled_from(events), max_size=5)) if events else []
+    shuffled = draw(st.permutations(copies))
+    cuts = sorted(draw(st.lists(st.integers(0, len(shuffled)), max_size=4)))
+    bounds = [0, *cuts, len(shuffled)]
+    return events, [shuffled[a:b] for a, b in pairwise(bounds)]
+
+
+@given(delivered())
+def test_batches_in_any_order_equal_all_at_once(drawn) -> None:
+    events, batches = drawn
+    state: dict = {}
+    for batch in batches:
+        state = apply(state, batch, ignore_null_updates=False)
+    assert rows(state) == rows(apply({}, events, ignore_null_updates=False))
+
+
+@given(distinct_events, st.lists(st.integers(0, 25), max_size=4))
+def test_partial_updates_compose_over_batches_in_sequence_order(events, cuts) -> None:
+    ordered = sorted(events, key=lambda e: e[1])
+    bounds = [0, *sorted(cuts), len(ordered)]
+    state: dict = {}
+    for a, b in pairwise(bounds):
+        state = apply(state, ordered[a:b], ignore_null_updates=True)
+    assert rows(state) == rows(apply({}, events, ignore_null_updates=True))
+
+
+def test_a_partial_update_keeps_what_it_does_not_name() -> None:
+    events = [
+        (1, 1, False, {"name": "a", "n": 1}),
+        (1, 2, False, {"name": None, "n": 2}),
+        (1, 3, True, {"name": None, "n": None}),
+        (1, 4, False, {"name": None, "n": 4}),
+    ]
+    assert rows(apply({}, events[:2], ignore_null_updates=True)) == {1: {"name": "a", "n": 2}}
+    # after a delete nothing is kept: the name is gone
+    assert rows(apply({}, events, ignore_null_updates=True)) == {1: {"name": None, "n": 4}}
+    late = apply(apply({}, events[:2], True), [(1, 0, False, {"name": "z", "n": 0})], True)
+    assert rows(late) == {1: {"name": "a", "n": 2}}  # older than the key's state: ignored
