@@ -205,7 +205,8 @@ measure: warm
 # ones), 3 rounds of concurrent builds (make test runs 1) and 8 rounds of nine stream models
 # built with --threads 4 from a random seed (make test runs 2 from a fixed one); the view
 # streams' property (40 examples) and 6 random examples of 4 view stream builds (make test:
-# one fixed example of 2); 10 random histories of builds (make test: one fixed).
+# one fixed example of 2); 10 random histories of builds (make test: one fixed); 20 drawn event
+# sets for apply_cdc's SQL (make test: 3).
 # The threads test's seed: random unless given (`make fuzz THREADS_SEED=7` replays a run). Not
 # the shell's $$RANDOM: make runs recipes with /bin/sh, which on Debian and Ubuntu is dash,
 # where it is empty (and the test failed to start). Set once, so the echo names the seed used.
@@ -216,8 +217,9 @@ fuzz: install
 	@echo "make fuzz: THREADS_SEED=$(THREADS_SEED)"
 	HYPOTHESIS_PROFILE=fuzz CONCURRENCY_ROUNDS=3 THREADS_ROUNDS=8 THREADS_SEED=$(THREADS_SEED) \
 	    VIEW_FUZZ_ROUNDS=4 VIEW_FUZZ_EXAMPLES=6 HISTORY_FUZZ_EXAMPLES=10 MV_FUZZ_EXAMPLES=6 \
+	    CDC_EXAMPLES=20 \
 	    $(BIN)/pytest tests/functional/streams/test_fuzz.py tests/functional/streams/test_changes_property.py \
-	    tests/functional/streams/test_mv_fuzz.py \
+	    tests/functional/streams/test_mv_fuzz.py tests/functional/streams/test_apply_cdc_property.py \
 	    tests/functional/streams/test_view_changes.py tests/functional/streams/test_view_fuzz.py \
 	    tests/functional/streams/test_history.py \
 	    tests/functional/streams/test_threads.py tests/integration/test_crash_safety.py::test_two_builds_of_one_consumer_at_once

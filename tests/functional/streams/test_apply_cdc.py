@@ -111,7 +111,11 @@ class TestApplyCdc(DeltaProject):
         path.write_text(
             CURRENT.replace("cdc_except_columns", "on_bad_event='skip', cdc_except_columns")
         )
-        run_dbt(["run", "-s", "current"])
+        skipped = run_dbt(["run", "-s", "current"])
+        assert messages(skipped)["current"] == (
+            "OK, consumed current__events: 0 inserted, 0 updated, 0 deleted; "
+            "skipped 1 bad event(s)"
+        )
         assert self.target(project, "current") == before
         assert self.offset(project, "current__events") == self.version(project)
 

@@ -19,6 +19,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
 
     run_rows: Any
     stream_consumer: Any
+    _node: Any
 
     @available
     def apply_cdc_first_sql(
@@ -42,7 +43,10 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         set's deletes appended to them; returns the target's MERGE (the build's commit)."""
         source = str(changes)
         query = self._cdc_query(node_id, model_name, config, columns, f"describe {source}")
-        self._check_events(model_name, query, source)
+        skipped = self._check_events(model_name, query, source)
+        build = self._node(node_id).build
+        if skipped and build is not None:
+            build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         tombstones = self._tombstones(target)
         # (a target that dbt clone copied has none: its tombstones start empty)
         self.run_rows(
@@ -67,9 +71,9 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             has_action="metadata_action" in described,
         )
 
-    def _check_events(self, model: str, query: CdcQuery, source: str) -> None:
-        """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out
-        and counted); apply_as_deletes must be a condition."""
+    def _check_events(self, model: str, query: CdcQuery, source: str) -> int:
+        """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out:
+        their count); apply_as_deletes must be a condition."""
         [row] = self.run_rows(query.check_sql(source))
         kind = row.get("delete_type")
         if kind is not None and kind != "boolean":
@@ -79,14 +83,14 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             )
         bad = int(row.get("bad") or 0)
         if not bad:
-            return
+            return 0
         said = (
             f"Model {model}: {bad} event(s) have a NULL key ({', '.join(query.key)}) or a NULL "
             f"sequence ({query.config.sequence_by}), for example {row.get('example')}"
         )
         if query.config.on_bad_event == "skip":
             logger.warning(f"{said}; skipped, as on_bad_event is 'skip'.")
-            return
+            return bad
         raise StreamError(
             f"{said}. Nothing was written and no offset moved. Fix the events at their source, "
             "or set on_bad_event='skip' to leave such events out."

@@ -122,6 +122,7 @@ class StreamBuild:
     column_ranges: ColumnRanges | None = None  # offered by a view stream
     target_ranges: ColumnRanges | None = None  # taken by the plan: the model passes it on
     widened: tuple[str, ...] = ()  # the target's columns widened before the write ('v: a -> b')
+    notes: tuple[str, ...] = ()  # said after the counts ('skipped 2 bad events')
     unwidened: tuple[TypeChange, ...] = ()  # widenings a target without type widening lacks
 
     @property
@@ -315,7 +316,8 @@ def finish(
         message = f"OK, rebuilt {target}: {build.rebuilt_because}; consumed {names}"
         return BuildOutcome(message, counts, "rebuild")
     widened = f"; widened {', '.join(build.widened)}" if build.widened else ""
-    message = f"OK, consumed {names}: {counts.summary()}{widened}"
+    notes = "".join(f"; {note}" for note in build.notes)
+    message = f"OK, consumed {names}: {counts.summary()}{widened}{notes}"
     return BuildOutcome(message, counts, "incremental")
 
 
