@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-cdc bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -290,6 +290,11 @@ bench-history: install
 # A materialized view's refresh against recomputing its query as a table, side by side.
 bench-mv: install
 	$(BIN)/python -m bench.mv $(BENCH_ARGS)
+
+# apply_cdc (SCD type 1) against the hand-written floor (a window's newest event per key, then
+# one MERGE), side by side; bench/cdc.md.
+bench-cdc: install
+	$(BIN)/python -m bench.cdc $(BENCH_ARGS)
 
 # An insert-only stream on a folder of 1,000 Parquet files against reading the new ones by hand:
 bench-files: install

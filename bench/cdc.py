@@ -1,0 +1,149 @@
+"""`make bench-cdc`: apply_cdc (SCD type 1) against the hand-written floor.
+
+A landing table of change events (id, status, amount, op, seq) holds one event per key for
+N keys; `cdc_current` (an apply_cdc model over an append_only stream of it) and the floor's
+target start from them. Each round lands D events on a contiguous range of keys: 80% updates,
+10% deletes, 10% late updates (a sequence older than the key's current one, on keys that
+were not deleted, so the floor's answer stays right without tombstones). Then, side by side
+in one warm session, the dbt build and the floor: the new events read with table_changes,
+deduplicated by a window (the newest per key), and one MERGE that skips events older than the
+target's sequence. After each round the two targets must hold the same rows. Writes
+bench/cdc.md.
+
+    python -m bench.cdc [--sizes 1000000] [--fractions 0.0001 0.01] [--reps 2]
+"""
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+
+from bench.run import PROJECT, Bench
+
+EVENTS = "bench_raw.cdc_events"
+FLOOR = "bench.cdc_floor"
+COLUMNS = "id, status, amount, seq"
+TARGET = 1.15
+
+
+class CdcBench:
+    def __init__(self, bench: Bench) -> None:
+        self.bench = bench
+        self.applied = 0
+        self.seq = 1
+
+    def create(self, n: int) -> None:
+        sql = self.bench.sql
+        sql("create schema if not exists bench_raw")
+        sql(f"drop table if exists {EVENTS}")
+        sql(
+            f"create table {EVENTS} (id bigint, status string, amount decimal(12, 2), op string, "
+            "seq bigint) using delta tblproperties (delta.enableChangeDataFeed = true)"
+        )
+        sql(
+            f"insert into {EVENTS} select id, 'placed', cast(id % 1000 as decimal(12, 2)), 'U', 1 "
+            f"from range(0, {n})"
+        )
+        self.bench.dbt("run", "--full-refresh", "--select", "cdc_current")
+        sql(
+            f"create or replace table {FLOOR} using delta tblproperties "
+            "('delta.enableDeletionVectors' = 'true') as "
+            f"select id, status, amount, seq from {EVENTS} order by id"
+        )
+        self.applied = self.bench.latest_version(EVENTS)
+        self.seq = 10
+
+    def land(self, n: int, d: int, rep: int) -> None:
+        """D events on keys [start, start + D): updates, deletes, late updates."""
+        start = (rep * d * 2) % max(n - d, 1)
+        self.seq += 10
+        self.bench.sql(
+            f"insert into {EVENTS} select id, if(id % 10 = 9, 'late', 'updated'), "
+            f"cast(id % 1000 + {rep} as decimal(12, 2)), if(id % 10 = 0, 'D', 'U'), "
+            f"if(id % 10 = 9, 2, {self.seq}) from range({start}, {start + d})"
+        )
+
+    def floor(self) -> float:
+        began = time.perf_counter()
+        latest = self.bench.latest_version(EVENTS)
+        if latest > self.applied:
+            self.bench.sql(
+                f"""merge into {FLOOR} t using (
+                  select * from (
+                    select *, row_number() over (partition by id order by seq desc) as newest
+                    from table_changes('{EVENTS}', {self.applied + 1}, {latest})
+                    where _change_type = 'insert')
+                  where newest = 1) s
+                on t.id = s.id
+                when matched and s.seq > t.seq and s.op = 'D' then delete
+                when matched and s.seq > t.seq then
+                  update set t.status = s.status, t.amount = s.amount, t.seq = s.seq
+                when not matched and s.op != 'D' then
+                  insert (id, status, amount, seq) values (s.id, s.status, s.amount, s.seq)"""
+            )
+        self.applied = latest
+        return time.perf_counter() - began
+
+    def differing_rows(self) -> int:
+        one = "select id, status, amount, _cdc_sequence from bench.cdc_current"
+        other = f"select {COLUMNS} from {FLOOR}"
+        [row] = self.bench.sql(
+            f"select (select count(*) from ({one} except all {other})) + "
+            f"(select count(*) from ({other} except all {one}))"
+        )
+        return int(row[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--fractions", type=float, nargs="+", default=[0.0001, 0.01])
+    parser.add_argument("--reps", type=int, default=2)
+    options = parser.parse_args()
+
+    os.chdir(PROJECT)
+    cdc = CdcBench(Bench())
+    lines = [
+        "# apply_cdc against the hand-written floor (`make bench-cdc`)",
+        "",
+        "N keys, D events per round (80% updates, 10% deletes, 10% late). Seconds of the dbt "
+        f"build and of the floor, median of {options.reps} rounds after one untimed round; "
+        "rows differing between the two targets in brackets.",
+        "",
+        "| N | D | floor | apply_cdc | apply_cdc / floor |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    verdicts = []
+    rep = 0
+    for n in options.sizes:
+        cdc.create(n)
+        for fraction in options.fractions:
+            d = max(int(n * fraction), 10)
+            floor, built, wrong = [], [], 0
+            for round_ in range(options.reps + 1):
+                cdc.land(n, d, rep)
+                rep += 1
+                seconds = cdc.bench.dbt("run", "--select", "cdc_current")
+                floor_seconds = cdc.floor()
+                wrong = max(wrong, cdc.differing_rows())
+                print(f"n={n} d={d}: floor {floor_seconds:.2f}s apply_cdc {seconds:.2f}s")
+                if round_:  # the first round warms both
+                    floor.append(floor_seconds)
+                    built.append(seconds)
+            ratio = statistics.median(built) / statistics.median(floor)
+            lines.append(
+                f"| {n:,} | {d:,} | {statistics.median(floor):.2f} | "
+                f"{statistics.median(built):.2f} ({wrong}) | {ratio:.2f} |"
+            )
+            verdicts.append(
+                f"- N={n:,}, D={d:,}: apply_cdc / floor {ratio:.2f} (target <= {TARGET}: "
+                f"{'met' if ratio <= TARGET else 'not met'})"
+            )
+    text = "\n".join([*lines, "", *verdicts, ""])
+    (Path(__file__).parent / "cdc.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
