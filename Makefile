@@ -202,7 +202,7 @@ measure: warm
 	    $(MEASURE_TESTS)
 
 # The long versions of the reliability tests: 40 random fuzz examples (make test runs 3 fixed
-# ones), 3 rounds of concurrent builds (make test runs 1) and 8 rounds of nine stream models
+# ones), 3 rounds of concurrent builds (make test runs 1) and 8 rounds of ten stream models
 # built with --threads 4 from a random seed (make test runs 2 from a fixed one); the view
 # streams' property (40 examples) and 6 random examples of 4 view stream builds (make test:
 # one fixed example of 2); 10 random histories of builds (make test: one fixed); 20 drawn event

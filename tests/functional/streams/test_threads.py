@@ -1,4 +1,4 @@
-"""Nine stream models built with `--threads 4`, round after round, against a model in Python.
+"""Ten stream models built with `--threads 4`, round after round, against a model in Python.
 
 Every dbt thread builds on a Spark session of its own, so one build's write confs (its offsets
 in `userMetadata`, Delta's idempotency pair, the file size cap) never reach another thread's
@@ -12,7 +12,9 @@ imply, computed here independently:
   included;
 - the net-change logs (`append` of standard streams, keyed and keyless) hold, for the run,
   exactly the difference between the source before and after it;
-- the audits (`append` of append_only streams) hold every inserted row exactly once.
+- the audits (`append` of append_only streams) hold every inserted row exactly once;
+- `latest_orders` (`apply_cdc` of the inserted orders, by customer, sequenced by order id)
+  holds each customer's newest order.
 
 A last run with nothing pending must write nothing and move no offset. `make fuzz` runs more
 rounds with random seeds (THREADS_ROUNDS, THREADS_SEED).
@@ -86,6 +88,14 @@ MODELS = {
         "append", "id, customer_id, amount", "source('shop', 'orders'), mode='append_only'"
     ),
     "tags_audit": model("append", "tag, n", "source('shop', 'tags'), mode='append_only'"),
+    # apply_cdc: each customer's newest order (by id) from the orders inserted, as events
+    "latest_orders": model(
+        "apply_cdc",
+        "id, customer_id, amount",
+        "source('shop', 'orders'), mode='append_only'",
+        unique_key="'customer_id'",
+        sequence_by="'id'",
+    ),
 }
 TARGETS = tuple(MODELS)
 
@@ -187,6 +197,11 @@ def check_targets(project, shop: Shop, before: Shop | None, round_: int) -> None
     assert table(project, "customers_audit", "id, name, tier") == shop.inserted["customers"]
     assert table(project, "orders_audit", "id, customer_id, amount") == shop.inserted["orders"]
     assert table(project, "tags_audit", "tag, n") == shop.inserted["tags"]
+    newest: dict[int, tuple] = {}
+    for order in shop.inserted["orders"]:
+        if order[1] not in newest or order[0] > newest[order[1]][0]:
+            newest[order[1]] = order
+    assert table(project, "latest_orders", "id, customer_id, amount") == keyed_rows(newest)
     logs = {
         "customers_log": ("id, name, tier", "customers", keyed_rows),
         "orders_log": ("id, customer_id, amount", "orders", keyed_rows),

@@ -43,7 +43,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         set's deletes appended to them; returns the target's MERGE (the build's commit)."""
         source = str(changes)
         query = self._cdc_query(node_id, model_name, config, columns, f"describe {source}")
-        skipped = self._check_events(model_name, query, source)
+        skipped, deletes = self._check_events(model_name, query, source)
         build = self._node(node_id).build
         if skipped and build is not None:
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
@@ -54,8 +54,9 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             f"{column_list(query.key)}, _cdc_sequence, current_timestamp() as _cdc_deleted_at "
             f"from {target} where false"
         )
-        self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
-        self.run_rows(query.tombstones_sql(source, tombstones, create=False))
+        if deletes:  # (a build without deletes adds no commit to the tombstones)
+            self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
+            self.run_rows(query.tombstones_sql(source, tombstones, create=False))
         return query.merge_sql(source, str(target), tombstones)
 
     def _cdc_query(
@@ -71,9 +72,9 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             has_action="metadata_action" in described,
         )
 
-    def _check_events(self, model: str, query: CdcQuery, source: str) -> int:
-        """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out:
-        their count); apply_as_deletes must be a condition."""
+    def _check_events(self, model: str, query: CdcQuery, source: str) -> tuple[int, int]:
+        """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out);
+        apply_as_deletes must be a condition. The events skipped, and those that delete."""
         [row] = self.run_rows(query.check_sql(source))
         kind = row.get("delete_type")
         if kind is not None and kind != "boolean":
@@ -81,16 +82,16 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
                 f"Model {model}: apply_as_deletes ({query.config.apply_as_deletes}) is a {kind}, "
                 "not a condition. Write a comparison, for example apply_as_deletes=\"op = 'D'\"."
             )
-        bad = int(row.get("bad") or 0)
+        bad, deletes = int(row.get("bad") or 0), int(row.get("deletes") or 0)
         if not bad:
-            return 0
+            return 0, deletes
         said = (
             f"Model {model}: {bad} event(s) have a NULL key ({', '.join(query.key)}) or a NULL "
             f"sequence ({query.config.sequence_by}), for example {row.get('example')}"
         )
         if query.config.on_bad_event == "skip":
             logger.warning(f"{said}; skipped, as on_bad_event is 'skip'.")
-            return bad
+            return bad, deletes
         raise StreamError(
             f"{said}. Nothing was written and no offset moved. Fix the events at their source, "
             "or set on_bad_event='skip' to leave such events out."

@@ -74,8 +74,8 @@ class CdcQuery:
         )
 
     def check_sql(self, source: str) -> str:
-        """One row: the events with a NULL key or sequence, one such key as text, and the type
-        apply_as_deletes has (NULL without events)."""
+        """One row: the events with a NULL key or sequence, one such key as text, the type
+        apply_as_deletes has (NULL without events), and how many events delete."""
         example = (
             "to_json(named_struct("
             + ", ".join(f"'{key}', {quote(key)}" for key in self.key)
@@ -85,7 +85,7 @@ class CdcQuery:
         return (
             f"select count_if({self._is_bad()}) as bad, "
             f"max_by({example}, {self._is_bad()}) as example, "
-            f"first(typeof(({deletes}))) as delete_type "
+            f"first(typeof(({deletes}))) as delete_type, count_if({DELETE}) as deletes "
             f"from ({self.events(source)})"
         )
 
