@@ -195,12 +195,12 @@ class CdcQuery:
         written = [*self.columns, SEQUENCE_COLUMN]
         values = column_list(self.columns, "s.") + f", s.{SEQ}"
         return (
-            f"merge into {target} as t using (select * from ("
+            f"merge into {target} as t\nusing (select * from ("
             f"{self.final_sql(source, target, tombstones)}) "
             f"where (_cdc_newest = 'event' or (_cdc_newest = 'tomb' and _cdc_in_target)) "
-            f"and not ({DELETE} and not _cdc_in_target)) as s on {on} "
-            f"when matched and s.{DELETE} then delete "
-            f"when matched then update set {sets} "
+            f"and not ({DELETE} and not _cdc_in_target)) as s\non {on}\n"
+            f"when matched and s.{DELETE} then delete\n"
+            f"when matched then update set {sets}\n"
             f"when not matched then insert ({column_list(written)}) values ({values})"
         )
 
