@@ -206,7 +206,7 @@ measure: warm
 # built with --threads 4 from a random seed (make test runs 2 from a fixed one); the view
 # streams' property (40 examples) and 6 random examples of 4 view stream builds (make test:
 # one fixed example of 2); 10 random histories of builds (make test: one fixed); 20 drawn event
-# sets for apply_cdc's SQL (make test: 3).
+# sets for apply_cdc's SQL (make test: 2).
 # The threads test's seed: random unless given (`make fuzz THREADS_SEED=7` replays a run). Not
 # the shell's $$RANDOM: make runs recipes with /bin/sh, which on Debian and Ubuntu is dash,
 # where it is empty (and the test failed to start). Set once, so the echo names the seed used.

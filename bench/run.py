@@ -180,6 +180,14 @@ class Bench:
         """A write to the floor's target, with files capped at FILE_ROWS rows as the stream's."""
         run_with_confs(self.sql, statement, write_confs(FILE_ROWS))
 
+    def differing_rows(self, one: str, other: str) -> int:
+        """Rows one query gives and the other does not, as multisets, both ways."""
+        [row] = self.sql(
+            f"select (select count(*) from ({one} except all {other})) + "
+            f"(select count(*) from ({other} except all {one}))"
+        )
+        return int(row[0])
+
     def rows_wrong(self, targets: list[str]) -> list[int]:
         return self.rows_wrong_against(SOURCE, targets)
 

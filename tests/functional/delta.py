@@ -78,3 +78,23 @@ class DeltaProject:
     @pytest.fixture(scope="class")
     def project_config_update(self) -> dict[str, Any]:
         return delta_project()
+
+
+class WithDevTarget(DeltaProject):
+    """A project whose sources sit in the test schema (var `raw_schema`) whichever target
+    builds, and whose profile has a second target, `dev`, in the schema `dev_schema` (which
+    the test creates): what `dbt clone --target dev` needs."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self, unique_schema):
+        return {**delta_project(), "vars": {"raw_schema": unique_schema}}
+
+    @pytest.fixture(scope="class")
+    def dev_schema(self, unique_schema):
+        return unique_schema + "_dev"
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(self, dbt_profile_target, unique_schema, dev_schema):
+        prod = {**dbt_profile_target, "schema": unique_schema}
+        dev = {**dbt_profile_target, "schema": dev_schema}
+        return {"test": {"outputs": {"default": prod, "dev": dev}, "target": "default"}}

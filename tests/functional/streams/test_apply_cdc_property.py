@@ -8,7 +8,7 @@ equals the reference (tests/unit/cdc/reference.py) applied batch by batch, which
 reference applied to all events at once (tests/unit/cdc/test_reference.py). dbt's side of a
 build (streams, offsets, the commit) is test_apply_cdc.py's.
 
-`make test` runs CDC_EXAMPLES (3) examples; `make fuzz` more.
+`make test` runs CDC_EXAMPLES (2) examples; `make fuzz` 20.
 """
 
 import itertools
@@ -22,7 +22,7 @@ from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
 from tests.functional.delta import DeltaProject
 from tests.unit.cdc.reference import apply, rows
 
-EXAMPLES = int(os.environ.get("CDC_EXAMPLES", "3"))
+EXAMPLES = int(os.environ.get("CDC_EXAMPLES", "2"))
 EXAMPLE = itertools.count()
 COLUMNS = ("id", "name", "n")
 events = st.lists(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import rm_file, run_dbt, run_dbt_and_capture, write_file
 
-from tests.functional.delta import DeltaProject, delta_project, sources_yml
+from tests.functional.delta import DeltaProject, WithDevTarget, sources_yml
 
 SOURCES = sources_yml("shop", "orders")
 
@@ -253,7 +253,7 @@ select id, name, metadata_action, metadata_isupdate from {{ stream(source('shop'
 """
 
 
-class TestRetryCloneAndRestore(DeltaProject):
+class TestRetryCloneAndRestore(WithDevTarget):
     """`dbt retry` builds the failed stream model once; a target `dbt clone` copied into another
     schema carries on from the offsets of the rows it copied (it used to take its streams for
     new and append every source row again); a target RESTOREd to an older version consumes again
@@ -267,20 +267,6 @@ class TestRetryCloneAndRestore(DeltaProject):
             "log.sql": LOG,
             "customers_mirror.sql": CUSTOMERS_MIRROR,
         }
-
-    @pytest.fixture(scope="class")
-    def project_config_update(self, unique_schema):
-        return {**delta_project(), "vars": {"raw_schema": unique_schema}}
-
-    @pytest.fixture(scope="class")
-    def dev_schema(self, unique_schema):
-        return unique_schema + "_dev"
-
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target, unique_schema, dev_schema):
-        prod = {**dbt_profile_target, "schema": unique_schema}
-        dev = {**dbt_profile_target, "schema": dev_schema}
-        return {"test": {"outputs": {"default": prod, "dev": dev}, "target": "default"}}
 
     def test_retry_clone_and_restore(self, project, dev_schema):
         schema = project.test_schema

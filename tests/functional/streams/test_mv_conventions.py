@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import rm_file, run_dbt, run_dbt_and_capture
 
-from tests.functional.delta import DeltaProject, delta_project
+from tests.functional.delta import WithDevTarget
 from tests.functional.streams.test_dbt_edges import messages, offsets, statuses
 
 SOURCES = """version: 2
@@ -57,24 +57,10 @@ AWAY = (
 )
 
 
-class TestMaterializedViewConventions(DeltaProject):
+class TestMaterializedViewConventions(WithDevTarget):
     @pytest.fixture(scope="class")
     def models(self):
         return {"sources.yml": SOURCES, "revenue.sql": REVENUE, "schema.yml": SCHEMA_YML}
-
-    @pytest.fixture(scope="class")
-    def project_config_update(self, unique_schema):
-        return {**delta_project(), "vars": {"raw_schema": unique_schema}}
-
-    @pytest.fixture(scope="class")
-    def dev_schema(self, unique_schema):
-        return unique_schema + "_dev"
-
-    @pytest.fixture(scope="class")
-    def profiles_config_update(self, dbt_profile_target, unique_schema, dev_schema):
-        prod = {**dbt_profile_target, "schema": unique_schema}
-        dev = {**dbt_profile_target, "schema": dev_schema}
-        return {"test": {"outputs": {"default": prod, "dev": dev}, "target": "default"}}
 
     def test_dbt_commands_on_a_materialized_view(self, project, dev_schema, capsys):
         schema, sql = project.test_schema, project.run_sql
