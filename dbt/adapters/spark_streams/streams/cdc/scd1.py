@@ -184,9 +184,49 @@ class CdcQuery:
         return f"insert into {tombstones} {rows}"
 
     def merge_sql(self, source: str, target: str, tombstones: str) -> str:
-        """The build's write: keys whose newest state is an event, or a tombstone over a row
-        the target still holds (a build that failed after its tombstones). A delete of a key
-        the target does not hold is left out (no clause would match it)."""
+        """The build's write: each touched key's newest state (`_composed_merge` with
+        ignore_null_updates; else `_newest_merge`, which reads the target once)."""
+        if self.config.ignore_null_updates:
+            return self._composed_merge(source, target, tombstones)
+        return self._newest_merge(source, target, tombstones)
+
+    def _newest_merge(self, source: str, target: str, tombstones: str) -> str:
+        """Without partial updates a key's newest event alone decides: the change set's newest
+        event per key (ties as `_unique` breaks them), unless a tombstone is newer (or as new
+        and the event no delete), MERGEd where it is newer than the target's row."""
+        keys, row = column_list(self.key), "to_json(struct(" + column_list(self.columns) + "))"
+        newest = (
+            f"select *, row_number() over (partition by {keys} "
+            f"order by {SEQ} desc, {DELETE} desc, {row} desc) as _cdc_n "
+            f"from ({self.events(source)}) where not ({self._is_bad()})"
+        )
+        joined = " and ".join(f"e.{quote(k)} = d.{quote(k)}" for k in self.key)
+        buried = (
+            f"select {keys}, max({quote(SEQUENCE_COLUMN)}) as _cdc_tomb from {tombstones} "
+            f"group by {keys}"
+        )
+        on = " and ".join(f"t.{quote(k)} = s.{quote(k)}" for k in self.key)
+        newer = f"s.{SEQ} > t.{quote(SEQUENCE_COLUMN)}"
+        sets = ", ".join(
+            [f"t.{quote(c)} = s.{quote(c)}" for c in self.values]
+            + [f"t.{quote(SEQUENCE_COLUMN)} = s.{SEQ}"]
+        )
+        written = column_list([*self.columns, SEQUENCE_COLUMN])
+        return (
+            f"merge into {target} as t\nusing (select e.* from ({newest}) e "
+            f"left join ({buried}) d on {joined} where e._cdc_n = 1 and (d._cdc_tomb is null "
+            f"or e.{SEQ} > d._cdc_tomb or (e.{SEQ} = d._cdc_tomb and e.{DELETE}))) as s\n"
+            f"on {on}\n"
+            f"when matched and {newer} and s.{DELETE} then delete\n"
+            f"when matched and {newer} then update set {sets}\n"
+            f"when not matched and not s.{DELETE} then insert ({written}) "
+            f"values ({column_list(self.columns, 's.')}, s.{SEQ})"
+        )
+
+    def _composed_merge(self, source: str, target: str, tombstones: str) -> str:
+        """Keys whose newest state is an event, or a tombstone over a row the target still
+        holds (a build that failed after its tombstones). A delete of a key the target does
+        not hold is left out (no clause would match it)."""
         on = " and ".join(f"t.{quote(k)} = s.{quote(k)}" for k in self.key)
         sets = ", ".join(
             [f"t.{quote(c)} = s.{quote(c)}" for c in self.values]
