@@ -1,5 +1,6 @@
 """incremental_strategy 'apply_cdc' as a user runs it: change events landing in a Delta table,
-read by an append_only stream, applied by dbt to a table of current state. Rounds of random
+read by an append_only stream, applied by dbt to a table of current state (with and without
+partial updates) and to a table of every version (SCD type 2). Rounds of random
 events (inserts, updates, partial updates, deletes, duplicates, late events, ties broken by a
 struct sequence) land between builds; after each build every target equals the reference
 (tests/unit/cdc/reference.py) applied to all events so far, the offsets equal the landing
@@ -14,8 +15,9 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from tests.functional.delta import DeltaProject, sources_yml
+from tests.functional.streams.test_apply_cdc_property import sequence
 from tests.functional.streams.test_dbt_edges import messages
-from tests.unit.cdc.reference import Event, apply, rows
+from tests.unit.cdc.reference import Event, apply, rows, versions
 
 SOURCES = sources_yml("landing", "events")
 STREAM = "{{ stream(source('landing', 'events'), mode='append_only') }}"
@@ -28,6 +30,11 @@ PARTIAL = f"""{{{{ config(materialized='stream_incremental', incremental_strateg
     unique_key='id', sequence_by='struct(ts, lsn)', apply_as_deletes="op = 'D'",
     ignore_null_updates=true, cdc_columns=['id', 'name', 'amount']) }}}}
 select id, name, amount, op, ts, lsn from {STREAM}
+"""
+VERSIONS = f"""{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
+    unique_key='id', sequence_by='struct(ts, lsn)', apply_as_deletes="op = 'D'", scd_type=2,
+    cdc_columns=['id', 'name', 'amount']) }}}}
+select * from {STREAM}
 """
 COLUMNS = ("name", "amount")
 
@@ -63,7 +70,12 @@ def literal(value) -> str:
 class TestApplyCdc(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"sources.yml": SOURCES, "current.sql": CURRENT, "partial.sql": PARTIAL}
+        return {
+            "sources.yml": SOURCES,
+            "current.sql": CURRENT,
+            "partial.sql": PARTIAL,
+            "versions.sql": VERSIONS,
+        }
 
     def test_rounds_of_events_equal_the_reference(self, project):
         schema, sql = project.test_schema, project.run_sql
@@ -89,9 +101,14 @@ class TestApplyCdc(DeltaProject):
                 part = landed[seen * 9 : (seen + 1) * 9]
                 partial = apply(partial, as_events(part, COLUMNS), ignore_null_updates=True)
             assert self.target(project, "partial") == rows(partial), round_
+            assert self.versions(project) == versions(as_events(landed, COLUMNS)), round_
         version = self.version(project)
         offsets = dict(sql(f"select name, offset_version from {schema}.dbt_streams", fetch="all"))
-        assert offsets == {"current__events": version, "partial__events": version}
+        assert offsets == {
+            "current__events": version,
+            "partial__events": version,
+            "versions__events": version,
+        }
         tombstones = sql(f"select id from {schema}.current__cdc_tombstones", fetch="all")
         assert {row[0] for row in tombstones} <= {e[0] for e in landed if e[3] == "D"}
         assert tombstones, "the rounds drew deletes"
@@ -125,6 +142,17 @@ class TestApplyCdc(DeltaProject):
             f"select id, name, amount from {project.test_schema}.{model}", fetch="all"
         )
         return {row[0]: dict(zip(COLUMNS, row[1:], strict=True)) for row in found}
+
+    @staticmethod
+    def versions(project) -> set[tuple]:
+        found = project.run_sql(
+            f"select id, __start_at, __end_at, name, amount from {project.test_schema}.versions",
+            fetch="all",
+        )
+        return {
+            (r[0], sequence(r[1]), sequence(r[2]), (("amount", r[4]), ("name", r[3])))
+            for r in found
+        }
 
     @staticmethod
     def version(project) -> int:

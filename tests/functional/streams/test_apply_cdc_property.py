@@ -1,11 +1,13 @@
 """apply_cdc's SQL on Spark against the reference, under drawn events (hypothesis).
 
-Each example draws events (upserts with NULLs, deletes, duplicates, a struct sequence) and
-cuts them into batches in a random order (in sequence order with ignore_null_updates); the
-statements a build runs (streams/cdc/scd1.py: the first build's rows, then per batch the
-tombstones' append and the MERGE) run on Delta tables, and after every batch the target
-equals the reference (tests/unit/cdc/reference.py) applied batch by batch, which equals the
-reference applied to all events at once (tests/unit/cdc/test_reference.py). dbt's side of a
+Each example draws events (upserts with NULLs, deletes, duplicates, a struct sequence), a
+mode (SCD type 1, type 1 with ignore_null_updates, type 2) and cuts the events into batches
+in a random order (in sequence order with ignore_null_updates); the statements a build runs
+(streams/cdc/: the first build's rows, then per batch the tombstones' append and the MERGE)
+run on Delta tables, and after every batch the target equals the reference
+(tests/unit/cdc/reference.py): for type 1 applied batch by batch, which equals the reference
+applied to all events at once (tests/unit/cdc/test_reference.py); for type 2 the versions of
+every event so far. dbt's side of a
 build (streams, offsets, the commit) is test_apply_cdc.py's.
 
 `make test` runs CDC_EXAMPLES (2) examples; `make fuzz` 20.
@@ -19,8 +21,9 @@ from hypothesis import strategies as st
 
 from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
+from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from tests.functional.delta import DeltaProject
-from tests.unit.cdc.reference import apply, rows
+from tests.unit.cdc.reference import apply, rows, versions
 
 EXAMPLES = int(os.environ.get("CDC_EXAMPLES", "2"))
 EXAMPLE = itertools.count()
@@ -42,12 +45,13 @@ events = st.lists(
 @st.composite
 def batches(draw):
     drawn = draw(events)
-    partial = draw(st.booleans())
+    mode = draw(st.sampled_from(["scd1", "partial", "scd2"]))
+    partial = mode == "partial"
     copies = drawn + draw(st.lists(st.sampled_from(drawn), max_size=3)) if drawn else []
     order = sorted(copies, key=lambda e: e[1]) if partial else draw(st.permutations(copies))
     cuts = sorted(draw(st.lists(st.integers(0, len(order)), min_size=1, max_size=3)))
     bounds = [0, *cuts, len(order)]
-    return partial, [order[a:b] for a, b in itertools.pairwise(bounds)]
+    return mode, [order[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def values(event) -> str:
@@ -55,6 +59,13 @@ def values(event) -> str:
     name = "null" if columns["name"] is None else f"'{columns['name']}'"
     n = "null" if columns["n"] is None else str(columns["n"])
     return f"({key}, {name}, {n}, {'true' if delete else 'false'}, {ts}, {lsn})"
+
+
+def sequence(value) -> tuple | None:
+    """A struct sequence as the reference writes it, (ts, lsn), however the cursor gives it."""
+    if value is None:
+        return None
+    return tuple(value.values()) if isinstance(value, dict) else tuple(value)
 
 
 class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
@@ -66,14 +77,20 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
     )
     @given(drawn=batches())
     def test_the_target_equals_the_reference_after_every_batch(self, project, drawn):
-        partial, cut = drawn
+        mode, cut = drawn
+        partial = mode == "partial"
         n, schema, sql = next(EXAMPLE), project.test_schema, project.run_sql
         events_table, target = f"{schema}.ev_{n}", f"{schema}.cur_{n}"
         tombstones = f"{schema}.cur_{n}__cdc_tombstones"
         config = CdcConfig(
-            sequence_by="struct(ts, lsn)", apply_as_deletes="del", ignore_null_updates=partial
+            sequence_by="struct(ts, lsn)",
+            apply_as_deletes="del",
+            ignore_null_updates=partial,
+            scd_type=2 if mode == "scd2" else 1,
         )
-        query = CdcQuery(key=("id",), columns=COLUMNS, config=config, has_action=False)
+        kind = Scd2Query if mode == "scd2" else CdcQuery
+        query = kind(key=("id",), columns=COLUMNS, config=config, has_action=False)
+        seen: list = []
         sql(
             f"create table {events_table} (id int, name string, n int, del boolean, ts int, "
             "lsn int) using delta"
@@ -89,6 +106,15 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
             else:
                 sql(query.tombstones_sql(events_table, tombstones, create=False))
                 sql(query.merge_sql(events_table, target, tombstones))
+            seen += batch
+            if mode == "scd2":
+                got = sql(f"select id, __start_at, __end_at, name, n from {target}", fetch="all")
+                found = {
+                    (r[0], sequence(r[1]), sequence(r[2]), (("n", r[4]), ("name", r[3])))
+                    for r in got
+                }
+                assert found == versions(seen), (i, cut)
+                continue
             state = apply(state, batch, ignore_null_updates=partial)
             got = sql(f"select id, name, n from {target}", fetch="all")
             assert {r[0]: {"name": r[1], "n": r[2]} for r in got} == rows(state), (i, cut)

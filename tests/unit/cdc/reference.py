@@ -60,3 +60,19 @@ def apply(
 def rows(state: dict[Any, State]) -> dict[Any, dict[str, Any]]:
     """The target's rows: each key not deleted, with its columns."""
     return {key: s.values for key, s in state.items() if not s.deleted}
+
+
+def versions(events: Iterable[Event]) -> set[tuple]:
+    """SCD type 2: every version the events make, as (key, start, end, values): each upsert
+    lasts until the key's next event (an upsert or a delete), the last one has no end."""
+    by_key: dict[Any, list[Event]] = {}
+    for event in unique(events):
+        by_key.setdefault(event[0], []).append(event)
+    found = set()
+    for key, chain in by_key.items():
+        chain.sort(key=lambda e: e[1])
+        for i, (_, sequence, delete, values) in enumerate(chain):
+            if not delete:
+                end = chain[i + 1][1] if i + 1 < len(chain) else None
+                found.add((key, sequence, end, tuple(sorted(values.items()))))
+    return found

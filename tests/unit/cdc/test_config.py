@@ -35,9 +35,10 @@ def test_defaults_and_a_full_config() -> None:
     ("settings", "said"),
     [
         ({}, "Model m: incremental_strategy 'apply_cdc' needs sequence_by"),
+        ({"sequence_by": "ts", "scd_type": 3}, "Model m: scd_type 3 is not one of 1"),
         (
-            {"sequence_by": "ts", "scd_type": 2},
-            "Model m: scd_type 2 is not supported by apply_cdc",
+            {"sequence_by": "ts", "scd_type": 2, "ignore_null_updates": True},
+            "ignore_null_updates is not supported with scd_type 2 yet",
         ),
         (
             {"sequence_by": "ts", "cdc_columns": ["a"], "cdc_except_columns": ["b"]},

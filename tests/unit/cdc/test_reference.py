@@ -9,7 +9,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit.cdc.reference import Event, apply, rows
+from tests.unit.cdc.reference import Event, apply, rows, versions
 
 values = st.fixed_dictionaries(
     {"name": st.none() | st.sampled_from(["a", "b"]), "n": st.none() | st.integers(0, 3)}
@@ -63,3 +63,19 @@ def test_a_partial_update_keeps_what_it_does_not_name() -> None:
     assert rows(apply({}, events, ignore_null_updates=True)) == {1: {"name": None, "n": 4}}
     late = apply(apply({}, events[:2], True), [(1, 0, False, {"name": "z", "n": 0})], True)
     assert rows(late) == {1: {"name": "a", "n": 2}}  # older than the key's state: ignored
+
+
+def test_versions_close_at_the_next_event() -> None:
+    events = [
+        (1, 1, False, {"name": "a"}),
+        (1, 5, True, {"name": None}),
+        (1, 3, False, {"name": "b"}),  # late: lands between
+        (1, 7, False, {"name": "c"}),
+        (2, 2, False, {"name": "z"}),
+    ]
+    assert versions(events) == {
+        (1, 1, 3, (("name", "a"),)),
+        (1, 3, 5, (("name", "b"),)),
+        (1, 7, None, (("name", "c"),)),
+        (2, 2, None, (("name", "z"),)),
+    }

@@ -9,6 +9,7 @@ from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.spark_streams.methods.stream_methods import logger
 from dbt.adapters.spark_streams.streams.cdc.config import TOMBSTONES_SUFFIX
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
+from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.sql.catalog import column_names
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
@@ -51,7 +52,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         # (a target that dbt clone copied has none: its tombstones start empty)
         self.run_rows(
             f"create table if not exists {tombstones} using delta as select "
-            f"{column_list(query.key)}, _cdc_sequence, current_timestamp() as _cdc_deleted_at "
+            f"{column_list(query.key)}, {query.target_sequence} as _cdc_sequence, "
+            "current_timestamp() as _cdc_deleted_at "
             f"from {target} where false"
         )
         if deletes:  # (a build without deletes adds no commit to the tombstones)
@@ -65,7 +67,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         consumer = self.stream_consumer(node_id, model_name, config)
         assert consumer.cdc is not None
         described = [name.lower() for name in column_names(self.run_rows(describe))]
-        return CdcQuery(
+        kind = Scd2Query if consumer.cdc.scd_type == 2 else CdcQuery
+        return kind(
             key=consumer.unique_key,
             columns=tuple(columns),
             config=consumer.cdc,

@@ -1,5 +1,6 @@
 """incremental_strategy 'apply_cdc': a feed of change events applied to a table of current state
-(SCD type 1). Its config, checked once (docs/guides/change-feeds.md).
+(SCD type 1) or of every version (type 2). Its config, checked once
+(docs/guides/change-feeds.md).
 
 An event is a row of the model's output: its key columns (`unique_key`), a sequence
 (`sequence_by`, a column or an expression, a struct for ties) and, where `apply_as_deletes`
@@ -32,6 +33,7 @@ class CdcConfig:
     cdc_except_columns: tuple[str, ...] = ()
     tombstone_retention_days: int = DEFAULT_TOMBSTONE_DAYS
     on_bad_event: str = "fail"
+    scd_type: int = 1
 
     @classmethod
     def from_model_config(cls, model: str, config: Any) -> "CdcConfig":
@@ -43,11 +45,15 @@ class CdcConfig:
                 "or 'struct(ts_ms, lsn)' to break ties)."
             )
         scd_type = str(config.get("scd_type", 1))
-        if scd_type != "1":
+        if scd_type not in ("1", "2"):
             raise StreamError(
-                f"Model {model}: scd_type {scd_type} is not supported by apply_cdc, which keeps "
-                "the current state (scd_type 1). For every version of a key, use "
-                "incremental_strategy='history' over the current-state table's stream."
+                f"Model {model}: scd_type {scd_type} is not one of 1 (the current state) or 2 "
+                "(every version, with __start_at and __end_at)."
+            )
+        if scd_type == "2" and str(config.get("ignore_null_updates", False)).lower() == "true":
+            raise StreamError(
+                f"Model {model}: ignore_null_updates is not supported with scd_type 2 yet; "
+                "select full rows, or keep the current state (scd_type 1)."
             )
         columns, excepted = (
             as_key(config.get("cdc_columns")),
@@ -81,6 +87,7 @@ class CdcConfig:
                 model, config.get("tombstone_retention_days", DEFAULT_TOMBSTONE_DAYS)
             ),
             on_bad_event=on_bad_event,
+            scd_type=int(scd_type),
         )
 
     def kept(self, model: str, columns: Sequence[str], unique_key: Sequence[str]) -> list[str]:

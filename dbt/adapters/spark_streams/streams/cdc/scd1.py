@@ -36,6 +36,11 @@ class CdcQuery:
     has_action: bool  # the change set has metadata_action (a stream's rows, not a peek's)
 
     @property
+    def target_sequence(self) -> str:
+        """The target's column holding a row's sequence."""
+        return SEQUENCE_COLUMN
+
+    @property
     def values(self) -> list[str]:
         return [column for column in self.columns if column.lower() not in self._keys]
 

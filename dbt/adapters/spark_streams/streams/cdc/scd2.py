@@ -1,0 +1,83 @@
+"""apply_cdc with scd_type 2: every version of a key, each with `__start_at` (the sequence of
+the event that opened it) and `__end_at` (the sequence of the key's next event, an upsert or a
+delete; NULL for the current version).
+
+A build recomputes the versions of the keys its events touch from the events that made them:
+each stored version is an upsert at its `__start_at`; a version's `__end_at` that no version
+starts at, and each tombstone, is a delete there; the change set's events join them. One event
+per key and sequence stays, the stored ones first (a new event with the sequence of a stored
+one is a duplicate, or late against what the table says). Each upsert is then a version up to
+the key's next event. So a late event lands inside the history: it closes the version before
+it and ends at the one after it. The MERGE inserts the new versions and moves the ends that
+changed; a stored version is never removed.
+"""
+
+from dbt.adapters.spark_streams.streams.cdc.config import SEQUENCE_COLUMN
+from dbt.adapters.spark_streams.streams.cdc.scd1 import DELETE, SEQ, CdcQuery
+from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote
+
+START, END = "__start_at", "__end_at"
+
+
+class Scd2Query(CdcQuery):
+    """One model's apply_cdc of every version."""
+
+    @property
+    def target_sequence(self) -> str:
+        return START
+
+    def _null_values(self) -> str:
+        return ", ".join(
+            quote(c) if c.lower() in self._keys else f"null as {quote(c)}" for c in self.columns
+        )
+
+    def _chain(self, source: str, target: str | None, tombstones: str | None) -> str:
+        """WITH-clauses ending in `_cdc_chain`: the touched keys' versions, recomputed."""
+        keys, columns = column_list(self.key), column_list(self.columns)
+        ctes = [f"_cdc_events as ({self._unique(source)})"]
+        ranked = [
+            f"select {columns}, {SEQ}, {DELETE}, if({DELETE}, 2, 3) as _cdc_rank from _cdc_events"
+        ]
+        if target is not None and tombstones is not None:
+            touched = f"({keys}) in (select {keys} from _cdc_events)"
+            ctes.append(f"_cdc_versions as (select * from {target} where {touched})")
+            nulls = self._null_values()
+            ranked += [
+                f"select {columns}, {START}, false, 0 from _cdc_versions",
+                f"select {nulls}, {END}, true, 1 from _cdc_versions where {END} is not null",
+                f"select {nulls}, {quote(SEQUENCE_COLUMN)}, true, 1 from {tombstones} "
+                f"where {touched}",
+            ]
+        ctes.append("_cdc_all as (" + " union all ".join(ranked) + ")")
+        ctes.append(
+            f"_cdc_one as (select * from (select *, row_number() over (partition by {keys}, "
+            f"{SEQ} order by _cdc_rank) as _cdc_n from _cdc_all) where _cdc_n = 1)"
+        )
+        ctes.append(
+            f"_cdc_chain as (select {columns}, {SEQ} as {START}, lead({SEQ}) over (partition "
+            f"by {keys} order by {SEQ}) as {END}, {DELETE} from _cdc_one)"
+        )
+        return "with " + ", ".join(ctes)
+
+    def first_sql(self, source: str) -> str:
+        """The first build's rows: every version the feed's events make."""
+        return (
+            f"{self._chain(source, None, None)} "
+            f"select {column_list([*self.columns, START, END])} from _cdc_chain "
+            f"where not {DELETE}"
+        )
+
+    def merge_sql(self, source: str, target: str, tombstones: str) -> str:
+        """The versions that are new, or whose end moved, MERGEd by key and start."""
+        written = [*self.columns, START, END]
+        joined = " and ".join(f"c.{quote(k)} = v.{quote(k)}" for k in [*self.key, START])
+        on = " and ".join(f"t.{quote(k)} = s.{quote(k)}" for k in [*self.key, START])
+        return (
+            f"merge into {target} as t\nusing ({self._chain(source, target, tombstones)} "
+            f"select c.* from _cdc_chain c left join _cdc_versions v on {joined} "
+            f"where not c.{DELETE} and (v.{START} is null or not (c.{END} <=> v.{END}))) as s\n"
+            f"on {on}\n"
+            f"when matched then update set t.{END} = s.{END}\n"
+            f"when not matched then insert ({column_list(written)}) "
+            f"values ({column_list(written, 's.')})"
+        )
