@@ -1,17 +1,17 @@
 """Builds SIGKILLed at each step of the commit protocol lose nothing and repeat nothing, and
 two dbt processes building the same consumer at once never both consume.
 
-Each crash round changes the sources and runs the six stream models at once (`--threads 6`):
-the apply_changes mirror, the append-only audit, the insert-only stream of a file table, the
-view stream's mirror, a materialized view aggregating an outer join and an apply_cdc table of
-change events (its tombstones written before the write). The process dies once all six builds
-have reached the step (after pinning, during the write, after the commit but
-before the registry update; for the file stream, during the write is after its new file set
-was written). A plain build then
-recovers, and its data tests assert the invariants: the mirror equals its source, the
-append-only audit holds every order ever inserted exactly once, the events audit every row of
-every landed file, the view stream's mirror equals its view, the materialized view its
-query, and the apply_cdc table each key's newest event.
+Each crash round changes the sources and runs the seven stream models at once (`--threads
+7`): the apply_changes mirror, the append-only audit, the insert-only stream of a file table,
+the view stream's mirror, a materialized view aggregating an outer join and two apply_cdc
+tables of change events, current state and every version (their tombstones written before
+the write). The process dies once all seven builds have reached the step (after pinning,
+during the write, after the commit but before the registry update; for the file stream,
+during the write is after its new file set was written). A plain build then recovers, and its
+data tests assert the invariants: the mirror equals its source, the append-only audit holds
+every order ever inserted exactly once, the events audit every row of every landed file, the
+view stream's mirror equals its view, the materialized view its query, the current-state
+table each key's newest event, and the history every event's version.
 
 The concurrency rounds then take the same project further: a Derby network server opens the
 metastore the crash rounds' processes used one at a time, so two dbt processes share it and
@@ -45,6 +45,7 @@ STREAM_MODELS = (
     "paired_mirror",
     "tiers",
     "order_state",
+    "order_history",
 )
 INVARIANTS = (
     "mirror_equals_source",
@@ -53,6 +54,7 @@ INVARIANTS = (
     "paired_mirror_is_view",
     "tiers_is_query",
     "order_state_is_newest_event",
+    "order_history_is_every_version",
 )
 ROUNDS = int(os.environ.get("CONCURRENCY_ROUNDS", "1"))  # `make fuzz` runs more
 

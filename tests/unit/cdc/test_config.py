@@ -3,7 +3,7 @@
 import pytest
 
 from dbt.adapters.spark_streams.streams.builds.config import consumer_config
-from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
+from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig, envelope_sql
 from dbt.adapters.spark_streams.streams.errors import StreamError
 
 
@@ -85,3 +85,14 @@ def test_the_columns_the_target_keeps() -> None:
 def test_an_enforced_contract_is_refused() -> None:
     with pytest.raises(StreamError, match="an enforced contract is not supported on apply_cdc"):
         config(sequence_by="ts", contract={"enforced": True})
+
+
+def test_a_debezium_feed_deletes_on_op_d_and_keeps_no_envelope() -> None:
+    debezium = config(sequence_by="ts_ms", cdc_format="debezium")
+    assert debezium.apply_as_deletes == "op = 'd'"
+    columns = ["id", "name", "op", "ts_ms", "source", "metadata_action"]
+    assert debezium.kept("m", columns[:5], ("id",)) == ["id", "name"]
+    sql = envelope_sql("select * from landing;")
+    assert "if(op = 'd', before, after) as _cdc_row" in sql and ";" not in sql
+    with pytest.raises(StreamError, match="cdc_format 'avro' is not supported"):
+        config(sequence_by="ts_ms", cdc_format="avro")

@@ -7,7 +7,7 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.stream_methods import logger
-from dbt.adapters.spark_streams.streams.cdc.config import TOMBSTONES_SUFFIX
+from dbt.adapters.spark_streams.streams.cdc.config import TOMBSTONES_SUFFIX, envelope_sql
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
@@ -17,6 +17,14 @@ from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_pa
 
 class ChangeFeedMethods(metaclass=AdapterMeta):
     """Mixed into the adapter (AdapterMeta collects its @available methods)."""
+
+    @available
+    def cdc_events_sql(self, node_id: str, model_name: str, config: Any, sql: str) -> str:
+        """The model's events: its query, or a Debezium envelope's rows (cdc_format)."""
+        consumer = self.stream_consumer(node_id, model_name, config)
+        if consumer.cdc is None or not consumer.cdc.cdc_format:
+            return sql
+        return envelope_sql(sql)
 
     run_rows: Any
     stream_consumer: Any
@@ -88,9 +96,10 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         bad, deletes = int(row.get("bad") or 0), int(row.get("deletes") or 0)
         if not bad:
             return 0, deletes
+        ops = ", or an op Debezium does not define (c, u, d, r)" if query.config.cdc_format else ""
         said = (
             f"Model {model}: {bad} event(s) have a NULL key ({', '.join(query.key)}) or a NULL "
-            f"sequence ({query.config.sequence_by}), for example {row.get('example')}"
+            f"sequence ({query.config.sequence_by}){ops}, for example {row.get('example')}"
         )
         if query.config.on_bad_event == "skip":
             logger.warning(f"{said}; skipped, as on_bad_event is 'skip'.")

@@ -20,6 +20,21 @@ SEQUENCE_COLUMN = "_cdc_sequence"
 TOMBSTONES_SUFFIX = "__cdc_tombstones"
 DEFAULT_TOMBSTONE_DAYS = 2
 ON_BAD_EVENT = ("fail", "skip")
+# Debezium's envelope: the row before and after, the operation (c create, u update, d delete,
+# r a snapshot's read), when, and where from. What the target does not keep of it:
+DEBEZIUM_ENVELOPE = ("op", "ts_ms", "ts_us", "ts_ns", "source", "transaction")
+DEBEZIUM_OPS = ("c", "u", "d", "r")
+DEBEZIUM_DELETE = "op = 'd'"
+
+
+def envelope_sql(sql: str) -> str:
+    """A Debezium feed's events as rows: the row after the change (before it, for a delete)
+    as columns, beside the envelope's other fields."""
+    body = sql.strip().rstrip(";")
+    return (
+        "select _cdc_row.*, * except (_cdc_row) from (select if(op = 'd', before, after) as "
+        f"_cdc_row, * except (before, after) from ({body}))"
+    )
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,7 @@ class CdcConfig:
     tombstone_retention_days: int = DEFAULT_TOMBSTONE_DAYS
     on_bad_event: str = "fail"
     scd_type: int = 1
+    cdc_format: str | None = None  # 'debezium': the envelope read (envelope_sql)
 
     @classmethod
     def from_model_config(cls, model: str, config: Any) -> "CdcConfig":
@@ -74,7 +90,13 @@ class CdcConfig:
             raise StreamError(
                 f"Model {model}: on_bad_event '{on_bad_event}' is not one of fail, skip."
             )
-        deletes = config.get("apply_as_deletes")
+        cdc_format = config.get("cdc_format")
+        if cdc_format not in (None, "", "debezium"):
+            raise StreamError(
+                f"Model {model}: cdc_format '{cdc_format}' is not supported; the one format "
+                "read is 'debezium' (leave it unset for flat events)."
+            )
+        deletes = config.get("apply_as_deletes") or (DEBEZIUM_DELETE if cdc_format else None)
         return cls(
             sequence_by=str(sequence_by),
             apply_as_deletes=str(deletes) if deletes else None,
@@ -88,6 +110,7 @@ class CdcConfig:
             ),
             on_bad_event=on_bad_event,
             scd_type=int(scd_type),
+            cdc_format=cdc_format or None,
         )
 
     def kept(self, model: str, columns: Sequence[str], unique_key: Sequence[str]) -> list[str]:
@@ -106,6 +129,8 @@ class CdcConfig:
             wanted = {name.lower() for name in self.cdc_columns} | keys
             return [column for column in columns if column.lower() in wanted]
         dropped = {name.lower() for name in self.cdc_except_columns} - keys
+        if self.cdc_format:
+            dropped |= set(DEBEZIUM_ENVELOPE) - keys
         return [column for column in columns if column.lower() not in dropped]
 
 

@@ -20,7 +20,11 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.spark_streams.streams.cdc.config import SEQUENCE_COLUMN, CdcConfig
+from dbt.adapters.spark_streams.streams.cdc.config import (
+    DEBEZIUM_OPS,
+    SEQUENCE_COLUMN,
+    CdcConfig,
+)
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote
 
 SEQ, DELETE = "_cdc_seq", "_cdc_delete"
@@ -51,6 +55,9 @@ class CdcQuery:
     def _is_bad(self) -> str:
         nulls = [f"{quote(key)} is null" for key in self.key] + [f"{SEQ} is null"]
         nulls += [f"{SEQ}.{quote(field)} is null" for field in self._sequence_fields()]
+        if self.config.cdc_format:
+            ops = ", ".join(f"'{op}'" for op in DEBEZIUM_OPS)
+            nulls.append(f"coalesce(op not in ({ops}), true)")
         return " or ".join(nulls)
 
     def _sequence_fields(self) -> list[str]:

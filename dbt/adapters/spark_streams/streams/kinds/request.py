@@ -47,8 +47,9 @@ class StreamRequest:
             schema=schema,
             identifier=identifier,
             mode=str(options.get("mode") or "standard"),
+            # an apply_cdc model's key is its events' (each event a row), not the stream's
             unique_key=as_key(options.get("unique_key"))
-            or (consumer.unique_key if consumer else ()),
+            or (consumer.unique_key if consumer and consumer.cdc is None else ()),
             show_initial_rows=bool(options.get("show_initial_rows", True)),
             start=_start_point(name, options),
             start_at=options.get("at") is not None,

@@ -15,6 +15,8 @@
 -#}
 {% materialization stream_incremental, adapter='spark_streams' -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
+  {#- apply_cdc's events as rows where the model reads an envelope (cdc_format, streams/cdc/) -#}
+  {%- set sql = adapter.cdc_events_sql(node_id=model.unique_id, model_name=model.name, config=config, sql=sql) -%}
   {#- Python decides (streams/builds/build.py): rebuild, write the changes, or write nothing. -#}
   {%- set plan = adapter.stream_build_plan(
       node_id=model.unique_id, model_name=model.name, config=config, existing=existing,

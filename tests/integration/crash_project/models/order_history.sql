@@ -1,0 +1,3 @@
+{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc', unique_key='id',
+          sequence_by='seq', apply_as_deletes="op = 'D'", scd_type=2, cdc_columns=['id', 'amount']) }}
+select * from {{ stream(source('raw', 'order_events'), mode='append_only') }}
