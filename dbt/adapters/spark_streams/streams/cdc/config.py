@@ -60,42 +60,20 @@ class CdcConfig:
                 "or expression that orders a key's events (for example sequence_by='updated_at', "
                 "or 'struct(ts_ms, lsn)' to break ties)."
             )
-        scd_type = str(config.get("scd_type", 1))
-        if scd_type not in ("1", "2"):
-            raise StreamError(
-                f"Model {model}: scd_type {scd_type} is not one of 1 (the current state) or 2 "
-                "(every version, with __start_at and __end_at)."
-            )
-        if scd_type == "2" and str(config.get("ignore_null_updates", False)).lower() == "true":
-            raise StreamError(
-                f"Model {model}: ignore_null_updates is not supported with scd_type 2 yet; "
-                "select full rows, or keep the current state (scd_type 1)."
-            )
+        scd_type = _scd_type(model, config)
         columns, excepted = (
             as_key(config.get("cdc_columns")),
             as_key(config.get("cdc_except_columns")),
         )
         if columns and excepted:
             raise StreamError(f"Model {model}: set cdc_columns or cdc_except_columns, not both.")
-        contract = config.get("contract")
-        if getattr(contract, "enforced", None) or (
-            isinstance(contract, dict) and contract.get("enforced")
-        ):
-            raise StreamError(
-                f"Model {model}: an enforced contract is not supported on apply_cdc yet. Remove "
-                "contract: {enforced: true}, or test the columns with data tests."
-            )
+        _no_contract(model, config)
         on_bad_event = str(config.get("on_bad_event", "fail"))
         if on_bad_event not in ON_BAD_EVENT:
             raise StreamError(
                 f"Model {model}: on_bad_event '{on_bad_event}' is not one of fail, skip."
             )
-        cdc_format = config.get("cdc_format")
-        if cdc_format not in (None, "", "debezium"):
-            raise StreamError(
-                f"Model {model}: cdc_format '{cdc_format}' is not supported; the one format "
-                "read is 'debezium' (leave it unset for flat events)."
-            )
+        cdc_format = _format(model, config)
         deletes = config.get("apply_as_deletes") or (DEBEZIUM_DELETE if cdc_format else None)
         return cls(
             sequence_by=str(sequence_by),
@@ -109,8 +87,8 @@ class CdcConfig:
                 model, config.get("tombstone_retention_days", DEFAULT_TOMBSTONE_DAYS)
             ),
             on_bad_event=on_bad_event,
-            scd_type=int(scd_type),
-            cdc_format=cdc_format or None,
+            scd_type=scd_type,
+            cdc_format=cdc_format,
         )
 
     def kept(self, model: str, columns: Sequence[str], unique_key: Sequence[str]) -> list[str]:
@@ -132,6 +110,42 @@ class CdcConfig:
         if self.cdc_format:
             dropped |= set(DEBEZIUM_ENVELOPE) - keys
         return [column for column in columns if column.lower() not in dropped]
+
+
+def _scd_type(model: str, config: Any) -> int:
+    scd_type = str(config.get("scd_type", 1))
+    if scd_type not in ("1", "2"):
+        raise StreamError(
+            f"Model {model}: scd_type {scd_type} is not one of 1 (the current state) or 2 "
+            "(every version, with __start_at and __end_at)."
+        )
+    if scd_type == "2" and str(config.get("ignore_null_updates", False)).lower() == "true":
+        raise StreamError(
+            f"Model {model}: ignore_null_updates is not supported with scd_type 2 yet; "
+            "select full rows, or keep the current state (scd_type 1)."
+        )
+    return int(scd_type)
+
+
+def _no_contract(model: str, config: Any) -> None:
+    contract = config.get("contract")
+    if getattr(contract, "enforced", None) or (
+        isinstance(contract, dict) and contract.get("enforced")
+    ):
+        raise StreamError(
+            f"Model {model}: an enforced contract is not supported on apply_cdc yet. Remove "
+            "contract: {enforced: true}, or test the columns with data tests."
+        )
+
+
+def _format(model: str, config: Any) -> str | None:
+    cdc_format = config.get("cdc_format")
+    if cdc_format not in (None, "", "debezium"):
+        raise StreamError(
+            f"Model {model}: cdc_format '{cdc_format}' is not supported; the one format read "
+            "is 'debezium' (leave it unset for flat events)."
+        )
+    return cdc_format or None
 
 
 def _flag(model: str, name: str, value: Any) -> bool:
