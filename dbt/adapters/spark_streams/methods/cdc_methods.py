@@ -18,6 +18,10 @@ from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_pa
 class ChangeFeedMethods(metaclass=AdapterMeta):
     """Mixed into the adapter (AdapterMeta collects its @available methods)."""
 
+    run_rows: Any
+    stream_consumer: Any
+    _node: Any
+
     @available
     def cdc_events_sql(self, node_id: str, model_name: str, config: Any, sql: str) -> str:
         """The model's events: its query, or a Debezium envelope's rows (cdc_format)."""
@@ -25,10 +29,6 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         if consumer.cdc is None or not consumer.cdc.cdc_format:
             return sql
         return envelope_sql(sql)
-
-    run_rows: Any
-    stream_consumer: Any
-    _node: Any
 
     @available
     def apply_cdc_first_sql(
