@@ -42,6 +42,12 @@ def test_a_consumer_lends_its_unique_key_and_a_history_consumer_reads_every_vers
     assert parsed(history).every_version and parsed(history).rows_mode == VERSIONS
     assert parsed(history, mode="append_only").rows_mode == "append_only"
     assert not parsed(mirror).every_version
+    # an apply_cdc model's key is its events': each event is a row of an unkeyed stream
+    feed = ConsumerConfig.from_model_config(
+        "m", {"incremental_strategy": "apply_cdc", "unique_key": "id", "sequence_by": "ts"}
+    )
+    assert parsed(feed).unique_key == ()
+    assert parsed(feed, unique_key="event_id").unique_key == ("event_id",)
 
 
 def test_a_start_point_and_which_side_of_it() -> None:
