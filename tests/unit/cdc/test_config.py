@@ -4,6 +4,8 @@ import pytest
 
 from dbt.adapters.spark_streams.streams.builds.config import consumer_config
 from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig, envelope_sql
+from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
+from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
 
 
@@ -96,3 +98,15 @@ def test_a_debezium_feed_deletes_on_op_d_and_keeps_no_envelope() -> None:
     assert "if(op = 'd', before, after) as _cdc_row" in sql and ";" not in sql
     with pytest.raises(StreamError, match="cdc_format 'avro' is not supported"):
         config(sequence_by="ts_ms", cdc_format="avro")
+
+
+def test_a_target_another_type_built_is_refused_with_the_fix() -> None:
+    current = CdcQuery(("id",), ("id", "name"), config(sequence_by="ts"), has_action=True)
+    current.check_target("m", "shop.m", ["id", "name", "_cdc_sequence"])
+    history = Scd2Query(("id",), ("id", "name"), config(sequence_by="ts", scd_type=2), True)
+    with pytest.raises(StreamError) as raised:
+        history.check_target("m", "shop.m", ["id", "name", "_cdc_sequence"])
+    assert raised.value.msg == (
+        "Model m: the target shop.m has no __start_at column, so it was not built by apply_cdc "
+        "with scd_type 2. Rebuild it with --full-refresh."
+    )

@@ -52,8 +52,10 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         set's deletes appended to them; returns the target's MERGE (the build's commit)."""
         source = str(changes)
         query = self._cdc_query(node_id, model_name, config, columns, f"describe {source}")
-        skipped, deletes = self._check_events(model_name, query, source)
         build = self._node(node_id).build
+        if build is not None and build.target_columns:  # as described before the write
+            query.check_target(model_name, str(target), build.target_columns)
+        skipped, deletes = self._check_events(model_name, query, source)
         if skipped and build is not None:
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         tombstones = self._tombstones(target)

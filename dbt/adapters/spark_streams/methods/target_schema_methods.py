@@ -41,6 +41,7 @@ class TargetSchemaMethods(metaclass=AdapterMeta):
         plan = widen_target(self.run_rows, model_name, str(target), changes, on_schema_change)
         build = self._node(node_id).build
         if build is not None:
+            build.target_columns = tuple(column.name for column in target_columns)
             build.widened = tuple(str(change) for change in plan.apply)
             build.unwidened = tuple(plan.blocked)
         return [str(change) for change in plan.apply]

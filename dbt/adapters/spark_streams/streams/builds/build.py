@@ -123,6 +123,7 @@ class StreamBuild:
     target_ranges: ColumnRanges | None = None  # taken by the plan: the model passes it on
     widened: tuple[str, ...] = ()  # the target's columns widened before the write ('v: a -> b')
     notes: tuple[str, ...] = ()  # said after the counts ('skipped 2 bad events')
+    target_columns: tuple[str, ...] = ()  # the target's, as described before the write
     unwidened: tuple[TypeChange, ...] = ()  # widenings a target without type widening lacks
 
     @property

@@ -25,6 +25,7 @@ from dbt.adapters.spark_streams.streams.cdc.config import (
     SEQUENCE_COLUMN,
     CdcConfig,
 )
+from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote
 
 SEQ, DELETE = "_cdc_seq", "_cdc_delete"
@@ -43,6 +44,16 @@ class CdcQuery:
     def target_sequence(self) -> str:
         """The target's column holding a row's sequence."""
         return SEQUENCE_COLUMN
+
+    def check_target(self, model: str, target: str, columns: Sequence[str]) -> None:
+        """Before a write: the target was built by apply_cdc of this scd_type (another
+        strategy or type built it without the column holding a row's sequence)."""
+        if self.target_sequence.lower() not in {column.lower() for column in columns}:
+            raise StreamError(
+                f"Model {model}: the target {target} has no {self.target_sequence} column, so "
+                f"it was not built by apply_cdc with scd_type {self.config.scd_type}. Rebuild "
+                "it with --full-refresh."
+            )
 
     @property
     def values(self) -> list[str]:
