@@ -20,6 +20,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
 
     run_rows: Any
     stream_consumer: Any
+    get_relation: Any
     _node: Any
 
     @available
@@ -50,33 +51,44 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     ) -> str:  # fmt: skip
         """A build with changes: the events checked, old tombstones purged and the change
         set's deletes appended to them; returns the target's MERGE (the build's commit)."""
-        source = str(changes)
-        query = self._cdc_query(node_id, model_name, config, columns, f"describe {source}")
-        build = self._node(node_id).build
+        source, build = str(changes), self._node(node_id).build
+        described = build.change_columns if build is not None else ()
+        query = self._cdc_query(
+            node_id, model_name, config, columns, described or f"describe {source}"
+        )
         if build is not None and build.target_columns:  # as described before the write
             query.check_target(model_name, str(target), build.target_columns)
         skipped, deletes = self._check_events(model_name, query, source)
         if skipped and build is not None:
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         tombstones = self._tombstones(target)
-        # (a target that dbt clone copied has none: its tombstones start empty)
-        self.run_rows(
-            f"create table if not exists {tombstones} using delta as select "
-            f"{column_list(query.key)}, {query.target_sequence} as _cdc_sequence, "
-            "current_timestamp() as _cdc_deleted_at "
-            f"from {target} where false"
+        held = self.get_relation(  # dbt's cache of the schema: no statement
+            target.database, target.schema, str(target.identifier) + TOMBSTONES_SUFFIX
         )
+        if held is None:  # (a target that dbt clone copied has none: they start empty)
+            self.run_rows(
+                f"create table if not exists {tombstones} using delta as select "
+                f"{column_list(query.key)}, {query.target_sequence} as _cdc_sequence, "
+                f"current_timestamp() as _cdc_deleted_at from {target} where false"
+            )
         if deletes:  # (a build without deletes adds no commit to the tombstones)
             self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
             self.run_rows(query.tombstones_sql(source, tombstones, create=False))
         return query.merge_sql(source, str(target), tombstones)
 
     def _cdc_query(
-        self, node_id: str, model_name: str, config: Any, columns: list[str], describe: str
+        self,
+        node_id: str,
+        model_name: str,
+        config: Any,
+        columns: list[str],
+        events: tuple[str, ...] | str,
     ) -> CdcQuery:
+        """The model's apply_cdc; `events`: the events' columns, or a DESCRIBE for them."""
         consumer = self.stream_consumer(node_id, model_name, config)
         assert consumer.cdc is not None
-        described = [name.lower() for name in column_names(self.run_rows(describe))]
+        names = column_names(self.run_rows(events)) if isinstance(events, str) else events
+        described = [name.lower() for name in names]
         kind = Scd2Query if consumer.cdc.scd_type == 2 else CdcQuery
         return kind(
             key=consumer.unique_key,

@@ -42,6 +42,7 @@ class TargetSchemaMethods(metaclass=AdapterMeta):
         build = self._node(node_id).build
         if build is not None:
             build.target_columns = tuple(column.name for column in target_columns)
+            build.change_columns = tuple(column.name for column in change_columns)
             build.widened = tuple(str(change) for change in plan.apply)
             build.unwidened = tuple(plan.blocked)
         return [str(change) for change in plan.apply]

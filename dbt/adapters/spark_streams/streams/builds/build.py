@@ -124,6 +124,7 @@ class StreamBuild:
     widened: tuple[str, ...] = ()  # the target's columns widened before the write ('v: a -> b')
     notes: tuple[str, ...] = ()  # said after the counts ('skipped 2 bad events')
     target_columns: tuple[str, ...] = ()  # the target's, as described before the write
+    change_columns: tuple[str, ...] = ()  # the change set's, as described
     unwidened: tuple[TypeChange, ...] = ()  # widenings a target without type widening lacks
 
     @property
