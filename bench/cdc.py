@@ -1,4 +1,4 @@
-"""`make bench-cdc`: apply_cdc (SCD type 1) against the hand-written floor.
+"""`make bench-cdc`: apply_cdc against the hand-written floor and against `dbt snapshot`.
 
 A landing table of change events (id, status, amount, op, seq) holds one event per key for
 N keys; `cdc_current` (an apply_cdc model over an append_only stream of it) and the floor's
@@ -7,8 +7,10 @@ target start from them. Each round lands D events on a contiguous range of keys:
 were not deleted, so the floor's answer stays right without tombstones). Then, side by side
 in one warm session, the dbt build and the floor: the new events read with table_changes,
 deduplicated by a window (the newest per key), and one MERGE that skips events older than the
-target's sequence. After each round the two targets must hold the same rows. Writes
-bench/cdc.md.
+target's sequence. After each round the two targets must hold the same rows. Then every
+version: `cdc_history` (apply_cdc, scd_type 2) against what dbt users run for it today, a
+`dbt snapshot` (check strategy) of the floor's current-state table; the history's current
+versions must equal the floor's rows. Writes bench/cdc.md.
 
     python -m bench.cdc [--sizes 1000000] [--fractions 0.0001 0.01] [--reps 2]
 """
@@ -45,7 +47,7 @@ class CdcBench:
             f"insert into {EVENTS} select id, 'placed', cast(id % 1000 as decimal(12, 2)), 'U', 1 "
             f"from range(0, {n})"
         )
-        self.bench.dbt("run", "--full-refresh", "--select", "cdc_current")
+        self.bench.dbt("run", "--full-refresh", "--select", "cdc_current", "cdc_history")
         sql(
             f"create or replace table {FLOOR} using delta tblproperties "
             "('delta.enableDeletionVectors' = 'true') as "
@@ -53,6 +55,8 @@ class CdcBench:
         )
         self.applied = self.bench.latest_version(EVENTS)
         self.seq = 10
+        sql("drop table if exists bench.cdc_snapshot")
+        self.bench.dbt("snapshot", "--select", "cdc_snapshot")
 
     def land(self, n: int, d: int, rep: int) -> None:
         """D events on keys [start, start + D): updates, deletes, late updates."""
@@ -86,9 +90,13 @@ class CdcBench:
         return time.perf_counter() - began
 
     def differing_rows(self) -> int:
-        return self.bench.differing_rows(
-            "select id, status, amount, _cdc_sequence from bench.cdc_current",
-            f"select {COLUMNS} from {FLOOR}",
+        """Rows differing from the floor's: the current state's, and the history's current
+        versions'."""
+        floor = f"select {COLUMNS} from {FLOOR}"
+        current = "select id, status, amount, _cdc_sequence from bench.cdc_current"
+        versions = "select id, status, amount, __start_at from bench.cdc_history"
+        return self.bench.differing_rows(current, floor) + self.bench.differing_rows(
+            versions + " where __end_at is null", floor
         )
 
 
@@ -104,12 +112,14 @@ def main() -> None:
     lines = [
         "# apply_cdc against the hand-written floor (`make bench-cdc`)",
         "",
-        "N keys, D events per round (80% updates, 10% deletes, 10% late). Seconds of the dbt "
-        f"build and of the floor, median of {options.reps} rounds after one untimed round; "
-        "rows differing between the two targets in brackets.",
+        "N keys, D events per round (80% updates, 10% deletes, 10% late). Seconds of each dbt "
+        f"build, of the floor and of the snapshot, median of {options.reps} rounds after one "
+        "untimed round; rows differing from the floor's (the current state's, and the "
+        "history's current versions') in brackets.",
         "",
-        "| N | D | floor | apply_cdc | apply_cdc / floor |",
-        "| ---: | ---: | ---: | ---: | ---: |",
+        "| N | D | floor | apply_cdc | apply_cdc / floor | snapshot | scd_type 2 | "
+        "type 2 / (floor + snapshot) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     verdicts = []
     rep = 0
@@ -117,21 +127,31 @@ def main() -> None:
         cdc.create(n)
         for fraction in options.fractions:
             d = max(int(n * fraction), 10)
-            floor, built, wrong = [], [], 0
+            floor, built, history, snapshot, wrong = [], [], [], [], 0
             for round_ in range(options.reps + 1):
                 cdc.land(n, d, rep)
                 rep += 1
                 seconds = cdc.bench.dbt("run", "--select", "cdc_current")
+                versions = cdc.bench.dbt("run", "--select", "cdc_history")
                 floor_seconds = cdc.floor()
+                snapshot_seconds = cdc.bench.dbt("snapshot", "--select", "cdc_snapshot")
                 wrong = max(wrong, cdc.differing_rows())
-                print(f"n={n} d={d}: floor {floor_seconds:.2f}s apply_cdc {seconds:.2f}s")
-                if round_:  # the first round warms both
+                print(
+                    f"n={n} d={d}: floor {floor_seconds:.2f}s apply_cdc {seconds:.2f}s "
+                    f"snapshot {snapshot_seconds:.2f}s scd_type 2 {versions:.2f}s"
+                )
+                if round_:  # the first round warms them
                     floor.append(floor_seconds)
                     built.append(seconds)
-            ratio = statistics.median(built) / statistics.median(floor)
+                    history.append(versions)
+                    snapshot.append(snapshot_seconds)
+            timed = {"floor": floor, "built": built, "history": history, "snapshot": snapshot}
+            med = {name: statistics.median(seconds) for name, seconds in timed.items()}
+            ratio = med["built"] / med["floor"]
+            against = med["history"] / (med["floor"] + med["snapshot"])
             lines.append(
-                f"| {n:,} | {d:,} | {statistics.median(floor):.2f} | "
-                f"{statistics.median(built):.2f} ({wrong}) | {ratio:.2f} |"
+                f"| {n:,} | {d:,} | {med['floor']:.2f} | {med['built']:.2f} ({wrong}) | "
+                f"{ratio:.2f} | {med['snapshot']:.2f} | {med['history']:.2f} | {against:.2f} |"
             )
             verdicts.append(
                 f"- N={n:,}, D={d:,}: apply_cdc / floor {ratio:.2f} (target <= {TARGET}: "
