@@ -55,6 +55,17 @@ class CdcQuery:
                 "it with --full-refresh."
             )
 
+    def key_match(self, left: str, right: str, *more: str) -> str:
+        """`left.k = right.k` for each key column (and each of `more`): keys are never NULL."""
+        return " and ".join(f"{left}.{quote(k)} = {right}.{quote(k)}" for k in (*self.key, *more))
+
+    def _sets(self) -> str:
+        """A MERGE's update of a row: its values and its sequence."""
+        return ", ".join(
+            [f"t.{quote(c)} = s.{quote(c)}" for c in self.values]
+            + [f"t.{quote(SEQUENCE_COLUMN)} = s.{SEQ}"]
+        )
+
     @property
     def values(self) -> list[str]:
         return [column for column in self.columns if column.lower() not in self._keys]
@@ -154,7 +165,7 @@ class CdcQuery:
             f"_cdc_since as (select {keys}, max({SEQ}) as _cdc_from from _cdc_state "
             f"group by {keys})"
         )
-        on = " and ".join(f"e.{quote(k)} = f.{quote(k)}" for k in self.key)
+        on = self.key_match("e", "f")
         ctes.append(
             f"_cdc_rows as (select * from _cdc_state union all "
             f"select e.*, 'event' as _cdc_kind from _cdc_events e left join _cdc_since f "
@@ -223,17 +234,13 @@ class CdcQuery:
             f"order by {SEQ} desc, {DELETE} desc, {row} desc) as _cdc_n "
             f"from ({self.events(source)}) where not ({self._is_bad()})"
         )
-        joined = " and ".join(f"e.{quote(k)} = d.{quote(k)}" for k in self.key)
+        joined = self.key_match("e", "d")
         buried = (
             f"select {keys}, max({quote(SEQUENCE_COLUMN)}) as _cdc_tomb from {tombstones} "
             f"group by {keys}"
         )
-        on = " and ".join(f"t.{quote(k)} = s.{quote(k)}" for k in self.key)
+        on = self.key_match("t", "s")
         newer = f"s.{SEQ} > t.{quote(SEQUENCE_COLUMN)}"
-        sets = ", ".join(
-            [f"t.{quote(c)} = s.{quote(c)}" for c in self.values]
-            + [f"t.{quote(SEQUENCE_COLUMN)} = s.{SEQ}"]
-        )
         written = column_list([*self.columns, SEQUENCE_COLUMN])
         return (
             f"merge into {target} as t\nusing (select e.* from ({newest}) e "
@@ -241,7 +248,7 @@ class CdcQuery:
             f"or e.{SEQ} > d._cdc_tomb or (e.{SEQ} = d._cdc_tomb and e.{DELETE}))) as s\n"
             f"on {on}\n"
             f"when matched and {newer} and s.{DELETE} then delete\n"
-            f"when matched and {newer} then update set {sets}\n"
+            f"when matched and {newer} then update set {self._sets()}\n"
             f"when not matched and not s.{DELETE} then insert ({written}) "
             f"values ({column_list(self.columns, 's.')}, s.{SEQ})"
         )
@@ -250,11 +257,7 @@ class CdcQuery:
         """Keys whose newest state is an event, or a tombstone over a row the target still
         holds (a build that failed after its tombstones). A delete of a key the target does
         not hold is left out (no clause would match it)."""
-        on = " and ".join(f"t.{quote(k)} = s.{quote(k)}" for k in self.key)
-        sets = ", ".join(
-            [f"t.{quote(c)} = s.{quote(c)}" for c in self.values]
-            + [f"t.{quote(SEQUENCE_COLUMN)} = s.{SEQ}"]
-        )
+        on = self.key_match("t", "s")
         written = [*self.columns, SEQUENCE_COLUMN]
         values = column_list(self.columns, "s.") + f", s.{SEQ}"
         return (
@@ -263,7 +266,7 @@ class CdcQuery:
             f"where (_cdc_newest = 'event' or (_cdc_newest = 'tomb' and _cdc_in_target)) "
             f"and not ({DELETE} and not _cdc_in_target)) as s\non {on}\n"
             f"when matched and s.{DELETE} then delete\n"
-            f"when matched then update set {sets}\n"
+            f"when matched then update set {self._sets()}\n"
             f"when not matched then insert ({column_list(written)}) values ({values})"
         )
 

@@ -70,8 +70,7 @@ class Scd2Query(CdcQuery):
     def merge_sql(self, source: str, target: str, tombstones: str) -> str:
         """The versions that are new, or whose end moved, MERGEd by key and start."""
         written = [*self.columns, START, END]
-        joined = " and ".join(f"c.{quote(k)} = v.{quote(k)}" for k in [*self.key, START])
-        on = " and ".join(f"t.{quote(k)} = s.{quote(k)}" for k in [*self.key, START])
+        joined, on = self.key_match("c", "v", START), self.key_match("t", "s", START)
         return (
             f"merge into {target} as t\nusing ({self._chain(source, target, tombstones)} "
             f"select c.* from _cdc_chain c left join _cdc_versions v on {joined} "
