@@ -1,6 +1,9 @@
 """Two dbt processes on one object store and one PostgreSQL metastore, as a team runs them: the
 crash project's stream models (an apply_changes mirror, an append-only audit, an insert-only
-stream of a file table, a view stream's mirror), every table at s3a://.
+stream of a file table, a view stream's mirror), every table at s3a://. The project's
+materialized view and apply_cdc models are left out (`--exclude`): they commit as the stream
+models do, and the crash tests of `make integration` build them; here they would lengthen each
+of the seven dbt processes.
 
 Each round, two processes build the same consumers at once: each succeeds or is refused with
 "being consumed by another run", and a plain build afterwards passes the project's invariants
@@ -21,10 +24,13 @@ import pytest
 
 from tests.conftest import STORES_ENV
 from tests.integration.dbt_process import dbt_command, run_dbt_process
-from tests.integration.test_crash_safety import PROJECT, assert_invariants
+from tests.integration.test_crash_safety import INVARIANTS, PROJECT, assert_invariants
 
 ROUNDS = int(os.environ.get("STORE_ROUNDS", "1"))
 REFUSED = "being consumed by another run"
+LEFT_OUT = ("tiers", "order_state", "order_history")
+EXCLUDE = ("--exclude", *LEFT_OUT)
+CHECKED = tuple(name for name in INVARIANTS if not name.startswith(LEFT_OUT))
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get(STORES_ENV), reason="needs `make test-store` (scripts/with_stores.py)"
@@ -75,19 +81,27 @@ def test_two_processes_on_one_store(tmp_path: Path, store_env: dict[str, str]) -
     project = tmp_path / "crash_project"
     shutil.copytree(PROJECT, project)
     with_second_file_stream(project)
-    first = run_dbt_process(project, "build", "--vars", "{round: 0}", env=store_env)
+    first = run_dbt_process(project, "build", *EXCLUDE, "--vars", "{round: 0}", env=store_env)
     assert first.returncode == 0, first.stdout + first.stderr
     refusals = 0
     for round_ in range(1, ROUNDS + 1):
         same = at_once(
-            dbt_command(project, "run", "--vars", f"{{round: {round_}}}", name="a", env=store_env),
-            dbt_command(project, "run", name="b", env=store_env),
+            dbt_command(
+                project,
+                "run",
+                *EXCLUDE,
+                "--vars",
+                f"{{round: {round_}}}",
+                name="a",
+                env=store_env,
+            ),
+            dbt_command(project, "run", *EXCLUDE, name="b", env=store_env),
         )
         for returncode, output in same:
             assert returncode == 0 or REFUSED in output, output
             refusals += REFUSED in output
         if round_ < ROUNDS:  # the last round's are checked with the next step's
-            assert_invariants(run_dbt_process(project, "build", env=store_env))
+            assert_invariants(run_dbt_process(project, "build", *EXCLUDE, env=store_env), CHECKED)
     landing = f"{{round: {ROUNDS + 1}}}"  # new files, which both models then consume
     different = at_once(
         dbt_command(
@@ -97,9 +111,9 @@ def test_two_processes_on_one_store(tmp_path: Path, store_env: dict[str, str]) -
     )
     for returncode, output in different:
         assert returncode == 0, output
-    checked = run_dbt_process(project, "build", env=store_env)
+    checked = run_dbt_process(project, "build", *EXCLUDE, env=store_env)
     # the last round's invariants, and a file-set part lost to the other process would show
     # here as events read twice
-    assert_invariants(checked)
+    assert_invariants(checked, CHECKED)
     assert "PASS events_audit_b_has_each_event_once" in checked.stdout
     print(f"{ROUNDS} rounds, {refusals} builds refused as consumed by another run")
