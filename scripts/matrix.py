@@ -10,10 +10,6 @@ a Spark Connect server of that Spark (but the newest, whose Connect server `make
 runs as a cluster); with the newest dbt-core and Spark, dbt-spark's own
 functional tests run too (scripts/peer_suite.py; on dbt-core 1.12 nothing is deselected).
 
-Class-data sharing is off in the combinations (SPARK_STREAMS_CDS=0): an archive saves each of a
-combination's three or four JVM starts about 3.5 s, and training one costs about 65 s of CPU
-wherever a virtualenv is new (a fresh machine, a changed setup.cfg or constraints file).
-
 Prints each combination's result and minutes; the table replaces the one in
 docs/reference/dbt-compatibility.md. Each combination's output: build/matrix/<name>.log.
 
@@ -23,7 +19,6 @@ Usage: scripts/matrix.py [--only <name>...] [--lanes N] [--no-docs]
 import argparse
 import datetime
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -41,7 +36,6 @@ WORK = REPO / "build" / "matrix"
 PAGE = REPO / "docs" / "reference" / "dbt-compatibility.md"
 DBT_LINES = ("1.11", "1.12")  # the oldest and the newest (constraints/dbt-<line>.txt)
 SPARK_LINES = ("4.0", "4.1", "4.2")  # each with a Delta release (constraints/spark-<line>.txt)
-ENV = {**os.environ, "SPARK_STREAMS_CDS": "0"}  # see the module's docstring
 BEGIN, END = "<!-- matrix: begin -->", "<!-- matrix: end -->"
 
 
@@ -108,7 +102,7 @@ def environment(combination: Combination, log: IO[str]) -> Path | None:
         (venv / "ready").touch()
     elif not run([*pip, "--no-deps", "-e", str(REPO)], log):
         return None
-    warmed = run([str(venv / "bin" / "python"), "scripts/warm_start.py"], log, cwd=REPO, env=ENV)
+    warmed = run([str(venv / "bin" / "python"), "scripts/warm_start.py"], log, cwd=REPO)
     return venv if warmed else None
 
 
@@ -120,11 +114,10 @@ def check(combination: Combination) -> Result:
         python = str(venv / "bin" / "python") if venv else ""
         script = ["-u", "scripts/compat_run.py", str(WORK / combination.name)]
         passed = bool(venv) and run(
-            [python, *script, *(["--connect"] if combination.connect else [])],
-            log, cwd=REPO, env=ENV,
-        )  # fmt: skip
+            [python, *script, *(["--connect"] if combination.connect else [])], log, cwd=REPO
+        )
         if passed and combination.peer:
-            passed = run([python, "scripts/peer_suite.py"], log, cwd=REPO, env=ENV)
+            passed = run([python, "scripts/peer_suite.py"], log, cwd=REPO)
     return summary(combination, passed, (time.monotonic() - began) / 60)
 
 

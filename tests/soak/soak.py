@@ -1,17 +1,20 @@
 """`make soak`: random changes and builds at the scale users run, for as long as asked.
 
-The crash project's four stream models (an `apply_changes` mirror of a standard stream, an
-`append` audit of an append_only stream, an insert-only stream of a Parquet table and a
-mirror of a view stream over a join), with a `merge` and a `history` model of the customers
-added, are built with `--threads 4`, each build a separate dbt process, between batches of
-random changes to their sources: inserts, updates, updates to the same values, deletes,
-re-keys, MERGEs, overwrites and added columns of the customers; new and updated orders; new
-event files. Some builds are made to fail (a pre-hook error) and some are killed at a step
-of the commit protocol; the build after them must recover. After every build that should
-succeed, its data tests compare every target with an independent recomputation from the
-sources (the mirror equals its source, the audit holds every order once, the events audit
-every landed row once, the view mirror equals the view, the merge target holds every source
-row once, the history's open rows equal the source): anything lost or duplicated fails them.
+The crash project's stream models (an `apply_changes` mirror of a standard stream, an `append`
+audit of an append_only stream, an insert-only stream of a Parquet table, a mirror of a view
+stream over a join, a materialized view and two `apply_cdc` models of change events, current
+state and every version), with a `merge` and a `history` model of the customers added, are
+built with `--threads 4`, each build a separate dbt process, between batches of random changes
+to their sources: inserts, updates, updates to the same values, deletes, re-keys, MERGEs,
+overwrites and added columns of the customers; new and updated orders; new event files; change
+events of orders (upserts and deletes, late ones, ones delivered twice). Some builds are made
+to fail (a pre-hook error) and some are killed at a step of the commit protocol; the build
+after them must recover. After every build that should succeed, its data tests compare every
+target with an independent recomputation from the sources (the mirror equals its source, the
+audit holds every order once, the events audit every landed row once, the view mirror equals
+the view, the materialized view its query, the merge target holds every source row once, the
+history's open rows equal the source, the current-state table each key's newest event and the
+versions table every event's version): anything lost or duplicated fails them.
 
     python -m tests.soak.soak --seed 7 --steps 2000
 
@@ -130,6 +133,10 @@ class Soak:
     customers: set[int] = field(default_factory=lambda: set(range(1, 21)))
     orders: set[int] = field(default_factory=lambda: set(range(1, 31)))
     events: int = 10
+    # the change events of the apply_cdc models (crash_raw.order_events): each (key, sequence)
+    # drawn once, some late, some deletes, some delivered twice
+    order_events: list[tuple[int, int, str, int]] = field(default_factory=list)
+    sequence: int = 2_000
     added_columns: list[str] = field(default_factory=list)
     next_id: int = 10_000
     history: History = ()
@@ -161,6 +168,7 @@ class Soak:
                 "order",
                 "order_update",
                 "event",
+                "order_event",
                 "add_column",
                 "evolving_merge",
                 "set_added",
@@ -215,8 +223,33 @@ class Soak:
             return f"insert into crash_raw.orders values ({order}, {self.rng.randint(1, 99)})"
         if kind == "order_update":
             return f"update crash_raw.orders set amount = amount + 1 where id = {key}"
+        if kind == "order_event":
+            return self.order_event()
         self.events += 1
         return f"insert into crash_raw.events values ({self.fresh()}, 'soak')"
+
+    def order_event(self) -> str:
+        """A change event of an order's state: an upsert or a delete of one of ten keys, one in
+        five late (sequenced before events already landed), one in ten a copy of an event that
+        landed before (delivered twice)."""
+        if self.order_events and self.rng.random() < 0.1:
+            event = self.rng.choice(self.order_events)
+        else:
+            self.sequence += 10
+            late = self.rng.random() < 0.2
+            key = self.rng.randrange(10)
+            sequence = (
+                self.sequence - self.rng.randrange(1, 300) * 10 - key
+                if late
+                else (self.sequence + key)
+            )
+            if any(e[0] == key and e[3] == sequence for e in self.order_events):
+                sequence = self.sequence + key  # that one landed: on time instead
+            op = "D" if self.rng.random() < 0.25 else "U"
+            event = (key, self.rng.randint(1, 999), op, sequence)
+            self.order_events.append(event)
+        key, amount, op, sequence = event
+        return f"insert into crash_raw.order_events values ({key}, {amount}, '{op}', {sequence})"
 
     def evolving_merge(self, key: int) -> str:
         """A MERGE whose source has a column the customers lack: schema auto-merge (on for the

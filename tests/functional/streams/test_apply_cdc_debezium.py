@@ -2,8 +2,10 @@
 (`before`, `after`, `op`, `ts_ms`, `source.lsn`), read by an insert-only stream on the folder,
 `cdc_format: 'debezium'` reading the envelope (no flattening in the model), into a table of
 current state and one of every version. Files of events land between builds, out of order
-across files; after each build both tables equal the reference over every event so far. An
-event of an op Debezium does not define fails the build in one sentence, nothing moved.
+across files, and a table's truncate (op `t`) among them; after each build both tables equal
+the reference over every event so far (the history, of scd_type 2, skips the truncate, counted
+in its result line). An event of an op Debezium does not define fails the build in one
+sentence, nothing moved.
 """
 
 import json
@@ -14,7 +16,7 @@ from dbt.tests.util import run_dbt
 
 from tests.functional.delta import DeltaProject, sources_yml
 from tests.functional.streams.test_dbt_edges import messages
-from tests.unit.cdc.reference import apply, rows, versions
+from tests.unit.cdc.reference import TRUNCATE, apply, rows, versions
 
 SOURCES = sources_yml("landing", "customers_cdc")
 STREAM = "{{ stream(source('landing', 'customers_cdc'), mode='insert_only') }}"
@@ -23,7 +25,7 @@ CONFIG = (
     "cdc_format='debezium', sequence_by='struct(ts_ms, source.lsn)'"
 )
 CURRENT = f"{{{{ config({CONFIG}) }}}}\nselect * from {STREAM}\n"
-HISTORY = f"{{{{ config({CONFIG}, scd_type=2) }}}}\nselect * from {STREAM}\n"
+HISTORY = f"{{{{ config({CONFIG}, scd_type=2, on_bad_event='skip') }}}}\nselect * from {STREAM}\n"
 ROW = "struct<id: int, name: string, email: string>"
 SCHEMA = f"(before {ROW}, after {ROW}, op string, ts_ms bigint, source struct<lsn: bigint>)"
 
@@ -43,6 +45,9 @@ def envelope(rng: random.Random, key: int, ts: int) -> dict:
 def as_events(landed: list[dict]) -> list:
     found = []
     for e in landed:
+        if e["op"] == "t":
+            found.append((TRUNCATE, (e["ts_ms"], e["source"]["lsn"]), True, {}))
+            continue
         row = e["before"] if e["op"] == "d" else e["after"]
         values = {"name": row["name"], "email": row["email"]}
         found.append((row["id"], (e["ts_ms"], e["source"]["lsn"]), e["op"] == "d", values))
@@ -63,10 +68,13 @@ class TestDebeziumFeed(DeltaProject):
             for file in range(2):  # the second file's events may be older: out of order
                 base = 1000 * (round_ + 1) - 400 * file
                 batch = [envelope(rng, rng.randrange(5), base + i) for i in range(6)]
+                if (round_, file) == (1, 1):  # the table truncated, between its events
+                    truncate = {"before": None, "after": None, "op": "t", "ts_ms": base + 3}
+                    batch.insert(3, {**truncate, "source": {"lsn": 0}})
                 lines = "\n".join(json.dumps(e) for e in batch)
                 (folder / f"events-{round_}-{file}.json").write_text(lines + "\n")
                 landed += batch
-            run_dbt(["run"])
+            results = run_dbt(["run"])
             events = as_events(landed)
             want = rows(apply({}, events, ignore_null_updates=False))
             got = sql(f"select id, name, email from {schema}.customers", fetch="all")
@@ -82,7 +90,9 @@ class TestDebeziumFeed(DeltaProject):
                  (("email", r[3]), ("name", r[4])))
                 for r in history
             }  # fmt: skip
-            assert found == versions(events), round_
+            assert found == versions(e for e in events if e[0] is not TRUNCATE), round_
+            if round_ == 1:
+                assert messages(results)["history"].endswith("; skipped 1 bad event(s)")
 
         columns = [r[0] for r in sql(f"describe {schema}.customers", fetch="all")]
         assert columns[:3] == ["id", "name", "email"]
@@ -94,6 +104,6 @@ class TestDebeziumFeed(DeltaProject):
         said = " ".join(messages(failed)["customers"].split())
         assert (
             "Model customers: 1 event(s) have a NULL key (id) or a NULL sequence "
-            "(struct(ts_ms, source.lsn)), or an op Debezium does not define (c, u, d, r), "
+            "(struct(ts_ms, source.lsn)), or an op other than c, u, d, r, t, "
             'for example {"id":1}. Nothing was written and no offset moved.'
         ) in said, said

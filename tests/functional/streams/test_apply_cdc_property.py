@@ -1,14 +1,14 @@
 """apply_cdc's SQL on Spark against the reference, under drawn events (hypothesis).
 
-Each example draws events (upserts with NULLs, deletes, duplicates, a struct sequence), a
-mode (SCD type 1, type 1 with ignore_null_updates, type 2) and cuts the events into batches
-in a random order (in sequence order with ignore_null_updates); the statements a build runs
-(streams/cdc/: the first build's rows, then per batch the tombstones' append and the MERGE)
-run on Delta tables, and after every batch the target equals the reference
-(tests/unit/cdc/reference.py): for type 1 applied batch by batch, which equals the reference
-applied to all events at once (tests/unit/cdc/test_reference.py); for type 2 the versions of
-every event so far. dbt's side of a
-build (streams, offsets, the commit) is test_apply_cdc.py's.
+Each example draws events (upserts with NULLs, deletes, duplicates, a struct sequence, and for
+SCD type 1 truncates), a mode (SCD type 1, type 1 with ignore_null_updates, type 2) and cuts
+the events into batches in a random order (in sequence order with ignore_null_updates); the
+statements a build runs (streams/cdc/: the first build's rows, then per batch the tombstones'
+append and the MERGE) run on Delta tables, and after every batch the target equals the
+reference (tests/unit/cdc/reference.py): for type 1 applied batch by batch, which equals the
+reference applied to all events at once (tests/unit/cdc/test_reference.py); for type 2 the
+versions of every event so far. dbt's side of a build (streams, offsets, the commit) is
+test_apply_cdc.py's.
 
 `make test` runs CDC_EXAMPLES (2) examples; `make fuzz` 20.
 """
@@ -23,29 +23,32 @@ from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from tests.functional.delta import DeltaProject
-from tests.unit.cdc.reference import apply, rows, versions
+from tests.unit.cdc.reference import TRUNCATE, apply, rows, versions
 
 EXAMPLES = int(os.environ.get("CDC_EXAMPLES", "2"))
 EXAMPLE = itertools.count()
 COLUMNS = ("id", "name", "n")
-events = st.lists(
-    st.tuples(
-        st.integers(0, 4),
-        st.tuples(st.integers(0, 9), st.integers(0, 2)),
-        st.booleans(),
-        st.fixed_dictionaries(
-            {"name": st.none() | st.sampled_from(["a", "b"]), "n": st.none() | st.integers(0, 9)}
-        ),
+SEQUENCES = st.tuples(st.integers(0, 9), st.integers(0, 2))
+KEYED = st.tuples(
+    st.integers(0, 4),
+    SEQUENCES,
+    st.booleans(),
+    st.fixed_dictionaries(
+        {"name": st.none() | st.sampled_from(["a", "b"]), "n": st.none() | st.integers(0, 9)}
     ),
-    max_size=16,
-    unique_by=lambda e: (e[0], e[1]),
 )
+TRUNCATES = st.tuples(st.just(TRUNCATE), SEQUENCES, st.just(True), st.just({}))
+
+
+def events(truncates: bool):
+    drawn = st.one_of(KEYED, TRUNCATES) if truncates else KEYED
+    return st.lists(drawn, max_size=16, unique_by=lambda e: (e[0], e[1]))
 
 
 @st.composite
 def batches(draw):
-    drawn = draw(events)
     mode = draw(st.sampled_from(["scd1", "partial", "scd2"]))
+    drawn = draw(events(truncates=mode != "scd2"))
     partial = mode == "partial"
     copies = drawn + draw(st.lists(st.sampled_from(drawn), max_size=3)) if drawn else []
     order = sorted(copies, key=lambda e: e[1]) if partial else draw(st.permutations(copies))
@@ -56,9 +59,11 @@ def batches(draw):
 
 def values(event) -> str:
     key, (ts, lsn), delete, columns = event
+    if key is TRUNCATE:  # a truncate names no key
+        return f"(null, null, null, false, {ts}, {lsn}, true)"
     name = "null" if columns["name"] is None else f"'{columns['name']}'"
     n = "null" if columns["n"] is None else str(columns["n"])
-    return f"({key}, {name}, {n}, {'true' if delete else 'false'}, {ts}, {lsn})"
+    return f"({key}, {name}, {n}, {'true' if delete else 'false'}, {ts}, {lsn}, false)"
 
 
 def sequence(value) -> tuple | None:
@@ -85,6 +90,7 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
         config = CdcConfig(
             sequence_by="struct(ts, lsn)",
             apply_as_deletes="del",
+            apply_as_truncates=None if mode == "scd2" else "tr",
             ignore_null_updates=partial,
             scd_type=2 if mode == "scd2" else 1,
         )
@@ -93,7 +99,7 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
         seen: list = []
         sql(
             f"create table {events_table} (id int, name string, n int, del boolean, ts int, "
-            "lsn int) using delta"
+            "lsn int, tr boolean) using delta"
         )
         state: dict = {}
         for i, batch in enumerate(cut):
@@ -105,7 +111,8 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
                 sql(f"create table {target} using delta as {query.first_sql(events_table)}")
             else:
                 sql(query.tombstones_sql(events_table, tombstones, create=False))
-                sql(query.merge_sql(events_table, target, tombstones))
+                truncated = any(event[0] is TRUNCATE for event in batch)
+                sql(query.merge_sql(events_table, target, tombstones, truncated=truncated))
             seen += batch
             if mode == "scd2":
                 got = sql(f"select id, __start_at, __end_at, name, n from {target}", fetch="all")

@@ -1,7 +1,9 @@
 """The reference apply_cdc (SCD type 1), in Python: the state a set of events leaves, applied
 all at once in sequence order. The Spark runs and the property tests compare against it.
 
-An event is (key, sequence, delete, values); values maps column to value, None being NULL.
+An event is (key, sequence, delete, values); values maps column to value, None being NULL. A
+truncate (apply_as_truncates) is an event of the key TRUNCATE: at its sequence every key whose
+state is no newer is deleted, and no event at or before it applies afterwards.
 """
 
 from collections.abc import Iterable
@@ -9,6 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 Event = tuple[Any, Any, bool, dict[str, Any]]
+
+
+class _Truncate:
+    def __repr__(self) -> str:
+        return "TRUNCATE"
+
+
+TRUNCATE: Any = _Truncate()  # the key of a truncate event; the state's key of the newest one
 
 
 @dataclass
@@ -41,6 +51,14 @@ def apply(
     non-NULL ones, over what the key held)."""
     after = dict(state)
     for key, sequence, delete, values in sorted(unique(events), key=lambda e: e[1]):
+        cut = after.get(TRUNCATE)
+        if cut is not None and not sequence > cut.sequence:
+            continue  # at or before the newest truncate: it ended whatever this would set
+        if key is TRUNCATE:
+            after = {k: State(sequence, True, {}) if s.sequence <= sequence else s
+                     for k, s in after.items()}  # fmt: skip
+            after[TRUNCATE] = State(sequence, True, {})
+            continue
         held = after.get(key)
         if held is not None and not sequence > held.sequence:
             continue
@@ -59,7 +77,7 @@ def apply(
 
 def rows(state: dict[Any, State]) -> dict[Any, dict[str, Any]]:
     """The target's rows: each key not deleted, with its columns."""
-    return {key: s.values for key, s in state.items() if not s.deleted}
+    return {key: s.values for key, s in state.items() if not s.deleted and key is not TRUNCATE}
 
 
 def versions(events: Iterable[Event]) -> set[tuple]:

@@ -49,6 +49,10 @@ def test_defaults_and_a_full_config() -> None:
         ({"sequence_by": "ts", "on_bad_event": "drop"}, "on_bad_event 'drop' is not one of"),
         ({"sequence_by": "ts", "ignore_null_updates": "yes"}, "ignore_null_updates must be"),
         ({"sequence_by": "ts", "tombstone_retention_days": "-1"}, "a whole number of days"),
+        (
+            {"sequence_by": "ts", "scd_type": 2, "apply_as_truncates": "op = 'T'"},
+            r"apply_as_truncates applies to scd_type 1 only \(a truncate ends the current",
+        ),
     ],
 )
 def test_mistakes_are_one_sentence(settings, said) -> None:
@@ -92,6 +96,10 @@ def test_an_enforced_contract_is_refused() -> None:
 def test_a_debezium_feed_deletes_on_op_d_and_keeps_no_envelope() -> None:
     debezium = config(sequence_by="ts_ms", cdc_format="debezium")
     assert debezium.apply_as_deletes == "op = 'd'"
+    assert debezium.apply_as_truncates == "op = 't'"  # a table's truncate, with scd_type 1
+    assert (
+        config(sequence_by="ts_ms", cdc_format="debezium", scd_type=2).apply_as_truncates is None
+    )
     columns = ["id", "name", "op", "ts_ms", "source", "metadata_action"]
     assert debezium.kept("m", columns[:5], ("id",)) == ["id", "name"]
     sql = envelope_sql("select * from landing;")
@@ -110,3 +118,20 @@ def test_a_target_another_type_built_is_refused_with_the_fix() -> None:
         "Model m: the target shop.m has no __start_at column, so it was not built by apply_cdc "
         "with scd_type 2. Rebuild it with --full-refresh."
     )
+
+
+def test_without_truncates_no_cut_and_a_truncate_names_no_key() -> None:
+    plain = CdcQuery(("id",), ("id", "n"), config(sequence_by="ts"), has_action=False)
+    assert plain.cut("e", "tomb") is None
+    assert "_cdc_truncate" not in plain.merge_sql("e", "t", "tomb", truncated=True)
+    cut = CdcQuery(
+        ("id",), ("id", "n"), config(sequence_by="ts", apply_as_truncates="op = 'T'"), False
+    )
+    assert "(not _cdc_truncate and (`id` is null))" in cut.check_sql("e")
+    # the stored truncates are the tombstones of no key
+    assert "from tomb where `id` is null" in cut.cut("e", "tomb")
+    merged = cut.merge_sql("e", "t", "tomb", truncated=True)
+    assert merged.index("when matched and s._cdc_cut_row then delete") < merged.index(
+        "when matched and s._cdc_seq > t.`_cdc_sequence` and s._cdc_delete then delete"
+    )
+    assert "_cdc_cut_row" not in cut.merge_sql("e", "t", "tomb", truncated=False)

@@ -1,6 +1,6 @@
 """The reference apply_cdc's promise, drawn by Hypothesis: applying a set of events in any
 partition into batches, in any order, leaves the state applying them all at once does
-(SCD type 1, duplicates delivered any number of times, late events, deletes). With
+(SCD type 1, duplicates delivered any number of times, late events, deletes, truncates). With
 ignore_null_updates, partial updates compose in sequence order, so there the batches arrive
 in sequence order."""
 
@@ -9,13 +9,15 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit.cdc.reference import Event, apply, rows, versions
+from tests.unit.cdc.reference import TRUNCATE, Event, apply, rows, versions
 
 values = st.fixed_dictionaries(
     {"name": st.none() | st.sampled_from(["a", "b"]), "n": st.none() | st.integers(0, 3)}
 )
+keyed = st.tuples(st.integers(0, 4), st.integers(0, 30), st.booleans(), values)
+truncates = st.tuples(st.just(TRUNCATE), st.integers(0, 30), st.just(True), st.just({}))
 distinct_events = st.lists(
-    st.tuples(st.integers(0, 4), st.integers(0, 30), st.booleans(), values),
+    keyed | truncates,
     max_size=25,
     unique_by=lambda e: (e[0], e[1]),  # a key's sequence is unique (ties broken by the struct)
 )
@@ -79,3 +81,23 @@ def test_versions_close_at_the_next_event() -> None:
         (1, 7, None, (("name", "c"),)),
         (2, 2, None, (("name", "z"),)),
     }
+
+
+def test_a_truncate_ends_every_key_it_is_newer_than() -> None:
+    events = [
+        (1, 1, False, {"name": "a"}),
+        (2, 6, False, {"name": "b"}),
+        (TRUNCATE, 4, True, {}),
+        (3, 5, False, {"name": "c"}),
+    ]
+    assert rows(apply({}, events, ignore_null_updates=False)) == {
+        2: {"name": "b"},
+        3: {"name": "c"},
+    }
+    truncated = apply({}, events[:3], ignore_null_updates=False)
+    late = [(1, 3, False, {"name": "z"}), (4, 4, False, {"name": "y"})]
+    # at or before the truncate: it ended whatever they would set, in any later batch
+    assert rows(apply(truncated, late, ignore_null_updates=False)) == {2: {"name": "b"}}
+    # after a truncate nothing of the key is kept: a partial update starts from NULLs
+    partial = apply(truncated, [(1, 7, False, {"name": None, "n": 1})], ignore_null_updates=True)
+    assert rows(partial)[1] == {"name": None, "n": 1}

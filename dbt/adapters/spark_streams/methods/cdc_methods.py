@@ -7,7 +7,11 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.stream_methods import logger
-from dbt.adapters.spark_streams.streams.cdc.config import TOMBSTONES_SUFFIX, envelope_sql
+from dbt.adapters.spark_streams.streams.cdc.config import (
+    DEBEZIUM_OPS,
+    TOMBSTONES_SUFFIX,
+    envelope_sql,
+)
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
@@ -58,7 +62,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         )
         if build is not None and build.target_columns:  # as described before the write
             query.check_target(model_name, str(target), build.target_columns)
-        skipped, deletes = self._check_events(model_name, query, source)
+        skipped, deletes, truncates = self._check_events(model_name, query, source)
         if skipped and build is not None:
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         tombstones = self._tombstones(target)
@@ -71,10 +75,10 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
                 f"{column_list(query.key)}, {query.target_sequence} as _cdc_sequence, "
                 f"current_timestamp() as _cdc_deleted_at from {target} where false"
             )
-        if deletes:  # (a build without deletes adds no commit to the tombstones)
+        if deletes or truncates:  # (a build without adds no commit to the tombstones)
             self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
             self.run_rows(query.tombstones_sql(source, tombstones, create=False))
-        return query.merge_sql(source, str(target), tombstones)
+        return query.merge_sql(source, str(target), tombstones, truncated=bool(truncates))
 
     def _cdc_query(
         self,
@@ -97,27 +101,34 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             has_action="metadata_action" in described,
         )
 
-    def _check_events(self, model: str, query: CdcQuery, source: str) -> tuple[int, int]:
+    def _check_events(self, model: str, query: CdcQuery, source: str) -> tuple[int, int, int]:
         """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out);
-        apply_as_deletes must be a condition. The events skipped, and those that delete."""
+        apply_as_deletes must be a condition. The events skipped, those that delete and those
+        that truncate."""
         [row] = self.run_rows(query.check_sql(source))
-        kind = row.get("delete_type")
-        if kind is not None and kind != "boolean":
-            raise StreamError(
-                f"Model {model}: apply_as_deletes ({query.config.apply_as_deletes}) is a {kind}, "
-                "not a condition. Write a comparison, for example apply_as_deletes=\"op = 'D'\"."
-            )
+        for name, condition, op in (
+            ("apply_as_deletes", query.config.apply_as_deletes, "D"),
+            ("apply_as_truncates", query.config.apply_as_truncates, "T"),
+        ):
+            kind = row.get(f"{name.removeprefix('apply_as_')[:-1]}_type")
+            if condition and kind is not None and kind != "boolean":
+                raise StreamError(
+                    f"Model {model}: {name} ({condition}) is a {kind}, not a condition. Write "
+                    f"a comparison, for example {name}=\"op = '{op}'\"."
+                )
         bad, deletes = int(row.get("bad") or 0), int(row.get("deletes") or 0)
+        truncates = int(row.get("truncates") or 0)
         if not bad:
-            return 0, deletes
-        ops = ", or an op Debezium does not define (c, u, d, r)" if query.config.cdc_format else ""
+            return 0, deletes, truncates
+        known = (*DEBEZIUM_OPS, "t") if query.truncates else DEBEZIUM_OPS
+        ops = f", or an op other than {', '.join(known)}" if query.config.cdc_format else ""
         said = (
             f"Model {model}: {bad} event(s) have a NULL key ({', '.join(query.key)}) or a NULL "
             f"sequence ({query.config.sequence_by}){ops}, for example {row.get('example')}"
         )
         if query.config.on_bad_event == "skip":
             logger.warning(f"{said}; skipped, as on_bad_event is 'skip'.")
-            return bad, deletes
+            return bad, deletes, truncates
         raise StreamError(
             f"{said}. Nothing was written and no offset moved. Fix the events at their source, "
             "or set on_bad_event='skip' to leave such events out."

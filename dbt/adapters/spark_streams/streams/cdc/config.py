@@ -4,7 +4,8 @@
 
 An event is a row of the model's output: its key columns (`unique_key`), a sequence
 (`sequence_by`, a column or an expression, a struct for ties) and, where `apply_as_deletes`
-says so, a delete. The target keeps the event's columns (all of them, `cdc_columns`, or all but
+says so, a delete; where `apply_as_truncates` says so (scd_type 1), a truncate of every key.
+The target keeps the event's columns (all of them, `cdc_columns`, or all but
 `cdc_except_columns`) and the key's sequence in `_cdc_sequence`; deletes leave tombstones in
 `<model>__cdc_tombstones` for `tombstone_retention_days`.
 """
@@ -25,6 +26,7 @@ ON_BAD_EVENT = ("fail", "skip")
 DEBEZIUM_ENVELOPE = ("op", "ts_ms", "ts_us", "ts_ns", "source", "transaction")
 DEBEZIUM_OPS = ("c", "u", "d", "r")
 DEBEZIUM_DELETE = "op = 'd'"
+DEBEZIUM_TRUNCATE = "op = 't'"  # a table's truncate (PostgreSQL, MySQL, Db2 connectors)
 
 
 def envelope_sql(sql: str) -> str:
@@ -43,6 +45,7 @@ class CdcConfig:
 
     sequence_by: str
     apply_as_deletes: str | None = None
+    apply_as_truncates: str | None = None
     ignore_null_updates: bool = False
     cdc_columns: tuple[str, ...] = ()
     cdc_except_columns: tuple[str, ...] = ()
@@ -75,9 +78,13 @@ class CdcConfig:
             )
         cdc_format = _format(model, config)
         deletes = config.get("apply_as_deletes") or (DEBEZIUM_DELETE if cdc_format else None)
+        truncates = config.get("apply_as_truncates") or (
+            DEBEZIUM_TRUNCATE if cdc_format and scd_type == 1 else None
+        )
         return cls(
             sequence_by=str(sequence_by),
             apply_as_deletes=str(deletes) if deletes else None,
+            apply_as_truncates=str(truncates) if truncates else None,
             ignore_null_updates=_flag(
                 model, "ignore_null_updates", config.get("ignore_null_updates", False)
             ),
@@ -123,6 +130,12 @@ def _scd_type(model: str, config: Any) -> int:
         raise StreamError(
             f"Model {model}: ignore_null_updates is not supported with scd_type 2 yet; "
             "select full rows, or keep the current state (scd_type 1)."
+        )
+    if scd_type == "2" and config.get("apply_as_truncates"):
+        raise StreamError(
+            f"Model {model}: apply_as_truncates applies to scd_type 1 only (a truncate ends "
+            "the current state; a history keeps every version). Remove it, or keep the "
+            "current state (scd_type 1)."
         )
     return int(scd_type)
 

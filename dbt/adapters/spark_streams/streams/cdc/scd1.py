@@ -12,6 +12,12 @@ before the target's MERGE and never rewritten by it: a tombstone is a delete eve
 change set, so a build that fails after writing them and runs again computes the same state
 (the tombstone and the event are the same delete). The target's MERGE is the build's commit,
 with the streams' offsets.
+
+A truncate (apply_as_truncates) at sequence T deletes every key whose state is no newer than T,
+and no event at or before T applies after it: its tombstone is a row with NULL keys, and the
+newest such sequence (the change set's or a stored one) is the cut every event must be newer
+than. A build whose events truncate MERGEs, beside its events, a delete of each target row at
+or before the cut that no event of the build writes.
 """
 
 from collections.abc import Sequence
@@ -28,7 +34,8 @@ from dbt.adapters.spark_streams.streams.cdc.config import (
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote
 
-SEQ, DELETE = "_cdc_seq", "_cdc_delete"
+SEQ, DELETE, TRUNCATE = "_cdc_seq", "_cdc_delete", "_cdc_truncate"
+CUT_ROW = "_cdc_cut_row"  # a MERGE source row that deletes a target row a truncate ended
 
 
 @dataclass(frozen=True)
@@ -74,11 +81,19 @@ class CdcQuery:
     def _keys(self) -> set[str]:
         return {key.lower() for key in self.key}
 
+    @property
+    def truncates(self) -> bool:
+        return self.config.apply_as_truncates is not None
+
     def _is_bad(self) -> str:
-        nulls = [f"{quote(key)} is null" for key in self.key] + [f"{SEQ} is null"]
+        keys = [f"{quote(key)} is null" for key in self.key]
+        if self.truncates:  # a truncate names no key
+            keys = [f"(not {TRUNCATE} and ({' or '.join(keys)}))"]
+        nulls = [*keys, f"{SEQ} is null"]
         nulls += [f"{SEQ}.{quote(field)} is null" for field in self._sequence_fields()]
         if self.config.cdc_format:
-            ops = ", ".join(f"'{op}'" for op in DEBEZIUM_OPS)
+            known = (*DEBEZIUM_OPS, "t") if self.truncates else DEBEZIUM_OPS
+            ops = ", ".join(f"'{op}'" for op in known)
             nulls.append(f"coalesce(op not in ({ops}), true)")
         return " or ".join(nulls)
 
@@ -101,11 +116,36 @@ class CdcQuery:
         """Every event of the change set: its columns, sequence and whether it deletes."""
         deletes = f"coalesce(({self.config.apply_as_deletes}), false)"
         where = " where metadata_action = 'INSERT'" if self.has_action else ""
+        truncates = (
+            f", coalesce(({self.config.apply_as_truncates}), false) as {TRUNCATE}"
+            if self.truncates
+            else ""
+        )
         return (
             f"select *, ({self.config.sequence_by}) as {SEQ}, "
-            f"{deletes if self.config.apply_as_deletes else 'false'} as {DELETE} "
+            f"{deletes if self.config.apply_as_deletes else 'false'} as {DELETE}{truncates} "
             f"from {source}{where}"
         )
+
+    def cut(self, source: str, tombstones: str | None) -> str | None:
+        """The newest truncate's sequence (a scalar subquery; NULL without one): the change
+        set's, or one stored as a tombstone with NULL keys. None without apply_as_truncates."""
+        if not self.truncates:
+            return None
+        parts = [
+            f"select max({SEQ}) as _cdc_cut from ({self.events(source)}) "
+            f"where {TRUNCATE} and not ({self._is_bad()})"
+        ]
+        if tombstones is not None:
+            parts.append(
+                f"select max({quote(SEQUENCE_COLUMN)}) from {tombstones} "
+                f"where {quote(self.key[0])} is null"
+            )
+        return "(select max(_cdc_cut) from (" + " union all ".join(parts) + "))"
+
+    def _after(self, sequence: str, cut: str | None) -> str:
+        """`sequence` is newer than the cut (or there is none); an SQL condition."""
+        return "true" if cut is None else f"coalesce({sequence} > {cut}, true)"
 
     def check_sql(self, source: str) -> str:
         """One row: the events with a NULL key or sequence, one such key as text, the type
@@ -116,18 +156,24 @@ class CdcQuery:
             + "))"
         )
         deletes = self.config.apply_as_deletes or "false"
+        truncates = self.config.apply_as_truncates
+        counted = f"count_if({TRUNCATE})" if truncates else "0"
         return (
             f"select count_if({self._is_bad()}) as bad, "
             f"max_by({example}, {self._is_bad()}) as example, "
-            f"first(typeof(({deletes}))) as delete_type, count_if({DELETE}) as deletes "
-            f"from ({self.events(source)})"
+            f"first(typeof(({deletes}))) as delete_type, count_if({DELETE}) as deletes, "
+            f"first(typeof(({truncates or 'false'}))) as truncate_type, "
+            f"{counted} as truncates from ({self.events(source)})"
         )
 
-    def _unique(self, source: str) -> str:
-        """Events of one key and sequence once: a delete first, then the greatest row."""
+    def _unique(self, source: str, cut: str | None = None) -> str:
+        """Events of one key and sequence once: a delete first, then the greatest row; none
+        at or before the cut."""
         partition = column_list(self.key) + f", {SEQ}"
         row = "to_json(struct(" + column_list(self.columns) + "))"
-        valid = f"not ({self._is_bad()})"
+        valid = f"not ({self._is_bad()}) and {self._after(SEQ, cut)}"
+        if self.truncates:
+            valid += f" and not {TRUNCATE}"
         return (
             f"select {column_list(self.columns)}, {SEQ}, {DELETE} from ("
             f"select *, row_number() over (partition by {partition} "
@@ -137,8 +183,10 @@ class CdcQuery:
 
     def _rows(self, source: str, target: str | None, tombstones: str | None) -> str:
         """Each touched key's state (target row, tombstone) and its events newer than both,
-        with `_cdc_kind`: 'row', 'tomb' or 'event'."""
-        ctes = [f"_cdc_events as ({self._unique(source)})"]
+        with `_cdc_kind`: 'row', 'tomb' or 'event'. A target row at or before the cut is no
+        state: a truncate ended it."""
+        cut = self.cut(source, tombstones)
+        ctes = [f"_cdc_events as ({self._unique(source, cut)})"]
         keys = column_list(self.key)
         tombstone_columns = ", ".join(
             quote(c) if c.lower() in self._keys else f"null as {quote(c)}" for c in self.columns
@@ -148,7 +196,8 @@ class CdcQuery:
             state.append(
                 f"select {column_list(self.columns)}, {quote(SEQUENCE_COLUMN)} as {SEQ}, "
                 f"false as {DELETE}, 'row' as _cdc_kind from {target} "
-                f"where ({keys}) in (select {keys} from _cdc_events)"
+                f"where ({keys}) in (select {keys} from _cdc_events) "
+                f"and {self._after(quote(SEQUENCE_COLUMN), cut)}"
             )
         if tombstones is not None:
             state.append(
@@ -213,61 +262,91 @@ class CdcQuery:
             f"current_timestamp() as _cdc_deleted_at from ({self._unique(source)}) "
             f"where {DELETE}"
         )
+        if self.truncates:  # each truncate: a tombstone of no key
+            nulls = ", ".join(f"null as {quote(key)}" for key in self.key)
+            rows += (
+                f" union all select {nulls}, {SEQ}, current_timestamp() from "
+                f"({self.events(source)}) where {TRUNCATE} and not ({self._is_bad()})"
+            )
         if create:
             return f"create or replace table {tombstones} using delta as {rows}"
         return f"insert into {tombstones} {rows}"
 
-    def merge_sql(self, source: str, target: str, tombstones: str) -> str:
-        """The build's write: each touched key's newest state (`_composed_merge` with
-        ignore_null_updates; else `_newest_merge`, which reads the target once)."""
+    def merge_sql(self, source: str, target: str, tombstones: str, truncated: bool = False) -> str:
+        """The build's write: each touched key's newest state (`_composed_source` with
+        ignore_null_updates; else `_newest_source`, which reads the target once) and, when the
+        change set `truncated`, a delete of each target row the cut ended (`_with_cut_rows`)."""
         if self.config.ignore_null_updates:
-            return self._composed_merge(source, target, tombstones)
-        return self._newest_merge(source, target, tombstones)
+            using, newer = self._composed_source(source, target, tombstones), None
+            inserted = ""
+        else:
+            using = self._newest_source(source, tombstones)
+            newer = f"s.{SEQ} > t.{quote(SEQUENCE_COLUMN)}"
+            inserted = f" and not s.{DELETE}"
+        cut = self.cut(source, tombstones)
+        first = ""
+        if truncated and cut is not None:
+            using = self._with_cut_rows(using, target, cut)
+            first = f"when matched and s.{CUT_ROW} then delete\n"
+        when = f" and {newer}" if newer else ""
+        written = column_list([*self.columns, SEQUENCE_COLUMN])
+        return (
+            f"merge into {target} as t\nusing ({using}) as s\non {self.key_match('t', 's')}\n"
+            f"{first}"
+            f"when matched{when} and s.{DELETE} then delete\n"
+            f"when matched{when} then update set {self._sets()}\n"
+            f"when not matched{inserted} then insert ({written}) "
+            f"values ({column_list(self.columns, 's.')}, s.{SEQ})"
+        )
 
-    def _newest_merge(self, source: str, target: str, tombstones: str) -> str:
+    def _newest_source(self, source: str, tombstones: str) -> str:
         """Without partial updates a key's newest event alone decides: the change set's newest
-        event per key (ties as `_unique` breaks them), unless a tombstone is newer (or as new
-        and the event no delete), MERGEd where it is newer than the target's row."""
+        event per key after the cut (ties as `_unique` breaks them), unless a tombstone is
+        newer (or as new and the event no delete); MERGEd where newer than the target's row."""
         keys, row = column_list(self.key), "to_json(struct(" + column_list(self.columns) + "))"
+        valid = f"not ({self._is_bad()})"
+        if self.truncates:
+            valid += f" and not {TRUNCATE} and {self._after(SEQ, self.cut(source, tombstones))}"
         newest = (
             f"select *, row_number() over (partition by {keys} "
             f"order by {SEQ} desc, {DELETE} desc, {row} desc) as _cdc_n "
-            f"from ({self.events(source)}) where not ({self._is_bad()})"
+            f"from ({self.events(source)}) where {valid}"
         )
-        joined = self.key_match("e", "d")
         buried = (
             f"select {keys}, max({quote(SEQUENCE_COLUMN)}) as _cdc_tomb from {tombstones} "
             f"group by {keys}"
         )
-        on = self.key_match("t", "s")
-        newer = f"s.{SEQ} > t.{quote(SEQUENCE_COLUMN)}"
-        written = column_list([*self.columns, SEQUENCE_COLUMN])
         return (
-            f"merge into {target} as t\nusing (select e.* from ({newest}) e "
-            f"left join ({buried}) d on {joined} where e._cdc_n = 1 and (d._cdc_tomb is null "
-            f"or e.{SEQ} > d._cdc_tomb or (e.{SEQ} = d._cdc_tomb and e.{DELETE}))) as s\n"
-            f"on {on}\n"
-            f"when matched and {newer} and s.{DELETE} then delete\n"
-            f"when matched and {newer} then update set {self._sets()}\n"
-            f"when not matched and not s.{DELETE} then insert ({written}) "
-            f"values ({column_list(self.columns, 's.')}, s.{SEQ})"
+            f"select {column_list(self.columns, 'e.')}, e.{SEQ}, e.{DELETE} from ({newest}) e "
+            f"left join ({buried}) d on {self.key_match('e', 'd')} where e._cdc_n = 1 and "
+            f"(d._cdc_tomb is null or e.{SEQ} > d._cdc_tomb or (e.{SEQ} = d._cdc_tomb and "
+            f"e.{DELETE}))"
         )
 
-    def _composed_merge(self, source: str, target: str, tombstones: str) -> str:
+    def _composed_source(self, source: str, target: str, tombstones: str) -> str:
         """Keys whose newest state is an event, or a tombstone over a row the target still
         holds (a build that failed after its tombstones). A delete of a key the target does
         not hold is left out (no clause would match it)."""
-        on = self.key_match("t", "s")
-        written = [*self.columns, SEQUENCE_COLUMN]
-        values = column_list(self.columns, "s.") + f", s.{SEQ}"
         return (
-            f"merge into {target} as t\nusing (select * from ("
+            f"select {column_list(self.columns)}, {SEQ}, {DELETE} from ("
             f"{self.final_sql(source, target, tombstones)}) "
             f"where (_cdc_newest = 'event' or (_cdc_newest = 'tomb' and _cdc_in_target)) "
-            f"and not ({DELETE} and not _cdc_in_target)) as s\non {on}\n"
-            f"when matched and s.{DELETE} then delete\n"
-            f"when matched then update set {self._sets()}\n"
-            f"when not matched then insert ({column_list(written)}) values ({values})"
+            f"and not ({DELETE} and not _cdc_in_target)"
+        )
+
+    def _with_cut_rows(self, using: str, target: str, cut: str) -> str:
+        """`using`'s rows, and a delete of each target row at or before the cut that none of
+        them writes (a truncate ended it)."""
+        nulls = ", ".join(
+            f"t.{quote(c)}" if c.lower() in self._keys else f"null as {quote(c)}"
+            for c in self.columns
+        )
+        return (
+            f"with _cdc_written as ({using}) select {column_list(self.columns)}, {SEQ}, "
+            f"{DELETE}, false as {CUT_ROW} from _cdc_written union all select {nulls}, "
+            f"{cut} as {SEQ}, true as {DELETE}, true as {CUT_ROW} from {target} t left anti "
+            f"join _cdc_written w on {self.key_match('t', 'w')} "
+            f"where t.{quote(SEQUENCE_COLUMN)} <= {cut}"
         )
 
 

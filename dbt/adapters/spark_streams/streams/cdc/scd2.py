@@ -67,8 +67,9 @@ class Scd2Query(CdcQuery):
             f"where not {DELETE}"
         )
 
-    def merge_sql(self, source: str, target: str, tombstones: str) -> str:
-        """The versions that are new, or whose end moved, MERGEd by key and start."""
+    def merge_sql(self, source: str, target: str, tombstones: str, truncated: bool = False) -> str:
+        """The versions that are new, or whose end moved, MERGEd by key and start (a history
+        has no truncates: its config refuses them)."""
         written = [*self.columns, START, END]
         joined, on = self.key_match("c", "v", START), self.key_match("t", "s", START)
         return (
