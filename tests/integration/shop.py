@@ -20,6 +20,7 @@ SUMMARY_THEN_CHANGES = """
 # Every relation after the first build of CUSTOMERS customers (dbt_streams_files aside).
 FIRST_SUMMARY = {
     "shop_raw.customers": 20,
+    "shop_raw.customer_cdc": 20,
     "shop_raw.order_events": 60,
     "shop_raw.order_items": 120,
     "shop_raw.orders": 60,
@@ -29,12 +30,17 @@ FIRST_SUMMARY = {
     "shop.customers_mirror": 20,
     "shop.customers_pending_changes": 0,
     "shop.customers_history": 20,
+    "shop.customers_cdc_current": 20,
+    "shop.customers_cdc_current__cdc_tombstones": 0,
+    "shop.customers_cdc_history": 20,
+    "shop.customers_cdc_history__cdc_tombstones": 0,
     "shop.customers_snapshot": 20,
     "shop.current_customers": 20,
     # four table streams (one insert-only), a view stream with one table stream per base
-    # table, and the materialized view's three table streams (customers, orders, items)
-    "shop.dbt_streams": 10,
-    "shop.dbt_streams_log": 10,
+    # table, the materialized view's three table streams (customers, orders, items) and the
+    # Debezium feed's two insert-only streams
+    "shop.dbt_streams": 12,
+    "shop.dbt_streams_log": 12,
     "shop.order_events_log": 60,
     "shop.orders_audit": 60,
     "shop.order_customers_mirror": 60,
@@ -80,7 +86,12 @@ def assert_consumed_summary(output: str) -> None:
     assert summary["shop.customer_versions"] > summary["shop_raw.customers"]
     # customer 2's three orders left the view with it; order 61 joined it
     assert summary["shop.order_customers_mirror"] == summary["shop.stg_order_customers"] == 58
-    assert summary["shop.dbt_streams"] == 10
+    assert summary["shop.dbt_streams"] == 12
+    # the feed's four events: a new customer, customer 1's two moves (the second landed
+    # first), customer 2 deleted; the history keeps the moves and customer 2's closed version
+    assert summary["shop.customers_cdc_current"] == summary["shop_raw.customers"] == 20
+    assert summary["shop.customers_cdc_history"] == 20 + 1 + 2
+    assert summary["shop.customers_cdc_current__cdc_tombstones"] == 1
     assert summary["shop.revenue_by_customer"] == summary["shop.customer_revenue"]
     # the new file's two events, once
     assert summary["shop.order_events_log"] == summary["shop_raw.order_events"] == 62

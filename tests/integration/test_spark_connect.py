@@ -8,7 +8,8 @@ a user builds it, each step a separate dbt process that must see what the previo
 sources, a build, its summary (every relation's rows) and a batch of changes, the build that
 consumes the batch once (its data tests pass: the mirror equals its source, changes() equals a
 peek, the view stream's mirror equals its view, the insert-only stream of a Parquet table logs
-every landed event once, the materialized view equals the table mart), its summary (each
+every landed event once, the materialized view equals the table mart, the customers' Debezium
+feed applied equals the customers), its summary (each
 stream model holds the batch once, the history every version in order, show_streams every
 stream). Before the consuming build, the server is
 killed in the middle of a build: that build fails within the profile's bound, no stream whose
@@ -102,8 +103,9 @@ def test_integration_project_over_the_cluster(spark_cluster: dict, shop: Path) -
         done = dbt(*step)
         assert done.returncode == 0, done.stdout + done.stderr
     built = shop_offsets(spark_cluster)
-    # four table streams, one view stream and its two tables, the materialized view's three
-    assert len(built) == 10, built
+    # four table streams, one view stream and its two tables, the materialized view's three,
+    # the Debezium feed's two
+    assert len(built) == 12, built
 
     changed = dbt("run-operation", "summary_then_changes")
     assert changed.returncode == 0, changed.stdout + changed.stderr
@@ -139,6 +141,7 @@ def assert_consumed_once(spark_cluster: dict, build_output: str) -> None:
     assert "PASS assert_order_customers_mirror_matches_view" in build_output
     assert "PASS assert_order_events_logged_once" in build_output
     assert "PASS assert_revenue_by_customer_matches_table" in build_output
+    assert "PASS assert_cdc_feed_matches_source" in build_output
     assert behind_newest(spark_cluster) == {}
     audited = query(
         spark_cluster, "select count(*), count(distinct order_id) from shop.orders_audit"
