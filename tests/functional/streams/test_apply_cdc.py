@@ -125,15 +125,23 @@ class TestApplyCdc(DeltaProject):
         assert self.target(project, "current") == before
         assert self.offset(project, "current__events") == version
         path = Path(project.project_root) / "models" / "current.sql"
+        # A delete condition that is not one: one sentence naming its type, nothing moved.
+        sql(f"insert into {schema}.events values (99, 'yu', 2, 'U', 999, 0)")
+        path.write_text(CURRENT.replace("apply_as_deletes=\"op = 'D'\"", 'apply_as_deletes="op"'))
+        refused = run_dbt(["run", "-s", "current"], expect_pass=False)
+        said = " ".join(messages(refused)["current"].split())
+        assert "Model current: apply_as_deletes (op) is a string, not a condition." in said, said
+        assert self.target(project, "current") == before
+        assert self.offset(project, "current__events") == version
         path.write_text(
             CURRENT.replace("cdc_except_columns", "on_bad_event='skip', cdc_except_columns")
         )
         skipped = run_dbt(["run", "-s", "current"])
         assert messages(skipped)["current"] == (
-            "OK, consumed current__events: 0 inserted, 0 updated, 0 deleted; "
+            "OK, consumed current__events: 1 inserted, 0 updated, 0 deleted; "
             "skipped 1 bad event(s)"
         )
-        assert self.target(project, "current") == before
+        assert self.target(project, "current") == {**before, 99: {"name": "yu", "amount": 2}}
         assert self.offset(project, "current__events") == self.version(project)
 
     @staticmethod

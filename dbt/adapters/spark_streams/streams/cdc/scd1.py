@@ -114,10 +114,13 @@ class CdcQuery:
 
     def events(self, source: str) -> str:
         """Every event of the change set: its columns, sequence and whether it deletes."""
-        deletes = f"coalesce(({self.config.apply_as_deletes}), false)"
+        # try_cast: a condition of another type (apply_as_deletes='op') reaches check_sql's
+        # sentence instead of failing Spark's cast of its values
+        deletes = f"coalesce(try_cast(({self.config.apply_as_deletes}) as boolean), false)"
         where = " where metadata_action = 'INSERT'" if self.has_action else ""
         truncates = (
-            f", coalesce(({self.config.apply_as_truncates}), false) as {TRUNCATE}"
+            f", coalesce(try_cast(({self.config.apply_as_truncates}) as boolean), false) "
+            f"as {TRUNCATE}"
             if self.truncates
             else ""
         )
