@@ -7,11 +7,7 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.stream_methods import logger
-from dbt.adapters.spark_streams.streams.cdc.config import (
-    DEBEZIUM_OPS,
-    TOMBSTONES_SUFFIX,
-    envelope_sql,
-)
+from dbt.adapters.spark_streams.streams.cdc.config import TOMBSTONES_SUFFIX, envelope_sql
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
@@ -75,7 +71,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
                 f"{column_list(query.key)}, {query.target_sequence} as _cdc_sequence, "
                 f"current_timestamp() as _cdc_deleted_at from {target} where false"
             )
-        if deletes or truncates:  # (a build without adds no commit to the tombstones)
+        if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
             self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
             self.run_rows(query.tombstones_sql(source, tombstones, create=False))
         return query.merge_sql(source, str(target), tombstones, truncated=bool(truncates))
@@ -106,11 +102,11 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         apply_as_deletes must be a condition. The events skipped, those that delete and those
         that truncate."""
         [row] = self.run_rows(query.check_sql(source))
-        for name, condition, op in (
-            ("apply_as_deletes", query.config.apply_as_deletes, "D"),
-            ("apply_as_truncates", query.config.apply_as_truncates, "T"),
+        for name, condition, typed, op in (
+            ("apply_as_deletes", query.config.apply_as_deletes, "delete_type", "D"),
+            ("apply_as_truncates", query.config.apply_as_truncates, "truncate_type", "T"),
         ):
-            kind = row.get(f"{name.removeprefix('apply_as_')[:-1]}_type")
+            kind = row.get(typed)
             if condition and kind is not None and kind != "boolean":
                 raise StreamError(
                     f"Model {model}: {name} ({condition}) is a {kind}, not a condition. Write "
@@ -120,8 +116,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         truncates = int(row.get("truncates") or 0)
         if not bad:
             return 0, deletes, truncates
-        known = (*DEBEZIUM_OPS, "t") if query.truncates else DEBEZIUM_OPS
-        ops = f", or an op other than {', '.join(known)}" if query.config.cdc_format else ""
+        known = ", ".join(query.known_ops)
+        ops = f", or an op other than {known}" if query.config.cdc_format else ""
         said = (
             f"Model {model}: {bad} event(s) have a NULL key ({', '.join(query.key)}) or a NULL "
             f"sequence ({query.config.sequence_by}){ops}, for example {row.get('example')}"

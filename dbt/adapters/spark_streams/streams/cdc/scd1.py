@@ -85,6 +85,18 @@ class CdcQuery:
     def truncates(self) -> bool:
         return self.config.apply_as_truncates is not None
 
+    @property
+    def known_ops(self) -> tuple[str, ...]:
+        """The Debezium ops this model applies: a truncate's too where it has truncates."""
+        return (*DEBEZIUM_OPS, "t") if self.truncates else DEBEZIUM_OPS
+
+    def _null_values(self, prefix: str = "") -> str:
+        """The columns of a row that only names its key: the key's (from `prefix`), NULLs."""
+        return ", ".join(
+            f"{prefix}{quote(c)}" if c.lower() in self._keys else f"null as {quote(c)}"
+            for c in self.columns
+        )
+
     def _is_bad(self) -> str:
         keys = [f"{quote(key)} is null" for key in self.key]
         if self.truncates:  # a truncate names no key
@@ -92,8 +104,7 @@ class CdcQuery:
         nulls = [*keys, f"{SEQ} is null"]
         nulls += [f"{SEQ}.{quote(field)} is null" for field in self._sequence_fields()]
         if self.config.cdc_format:
-            known = (*DEBEZIUM_OPS, "t") if self.truncates else DEBEZIUM_OPS
-            ops = ", ".join(f"'{op}'" for op in known)
+            ops = ", ".join(f"'{op}'" for op in self.known_ops)
             nulls.append(f"coalesce(op not in ({ops}), true)")
         return " or ".join(nulls)
 
@@ -135,10 +146,7 @@ class CdcQuery:
         set's, or one stored as a tombstone with NULL keys. None without apply_as_truncates."""
         if not self.truncates:
             return None
-        parts = [
-            f"select max({SEQ}) as _cdc_cut from ({self.events(source)}) "
-            f"where {TRUNCATE} and not ({self._is_bad()})"
-        ]
+        parts = [f"select max({SEQ}) as _cdc_cut from ({self._truncate_events(source)})"]
         if tombstones is not None:
             parts.append(
                 f"select max({quote(SEQUENCE_COLUMN)}) from {tombstones} "
@@ -146,9 +154,20 @@ class CdcQuery:
             )
         return "(select max(_cdc_cut) from (" + " union all ".join(parts) + "))"
 
+    def _truncate_events(self, source: str) -> str:
+        """The change set's truncates that are not bad events."""
+        return f"select * from ({self.events(source)}) where {TRUNCATE} and not ({self._is_bad()})"
+
     def _after(self, sequence: str, cut: str | None) -> str:
         """`sequence` is newer than the cut (or there is none); an SQL condition."""
         return "true" if cut is None else f"coalesce({sequence} > {cut}, true)"
+
+    def _valid(self, cut: str | None) -> str:
+        """An event of a key that applies: not bad, no truncate, newer than the cut."""
+        valid = f"not ({self._is_bad()})"
+        if self.truncates:
+            valid += f" and not {TRUNCATE}"
+        return valid if cut is None else f"{valid} and {self._after(SEQ, cut)}"
 
     def check_sql(self, source: str) -> str:
         """One row: the events with a NULL key or sequence, one such key as text, the type
@@ -174,9 +193,7 @@ class CdcQuery:
         at or before the cut."""
         partition = column_list(self.key) + f", {SEQ}"
         row = "to_json(struct(" + column_list(self.columns) + "))"
-        valid = f"not ({self._is_bad()}) and {self._after(SEQ, cut)}"
-        if self.truncates:
-            valid += f" and not {TRUNCATE}"
+        valid = self._valid(cut)
         return (
             f"select {column_list(self.columns)}, {SEQ}, {DELETE} from ("
             f"select *, row_number() over (partition by {partition} "
@@ -191,9 +208,6 @@ class CdcQuery:
         cut = self.cut(source, tombstones)
         ctes = [f"_cdc_events as ({self._unique(source, cut)})"]
         keys = column_list(self.key)
-        tombstone_columns = ", ".join(
-            quote(c) if c.lower() in self._keys else f"null as {quote(c)}" for c in self.columns
-        )
         state = []
         if target is not None:
             state.append(
@@ -204,7 +218,7 @@ class CdcQuery:
             )
         if tombstones is not None:
             state.append(
-                f"select {tombstone_columns}, max({quote(SEQUENCE_COLUMN)}) as "
+                f"select {self._null_values()}, max({quote(SEQUENCE_COLUMN)}) as "
                 f"{SEQ}, true as {DELETE}, 'tomb' as _cdc_kind from {tombstones} "
                 f"where ({keys}) in (select {keys} from _cdc_events) group by {keys}"
             )
@@ -269,7 +283,7 @@ class CdcQuery:
             nulls = ", ".join(f"null as {quote(key)}" for key in self.key)
             rows += (
                 f" union all select {nulls}, {SEQ}, current_timestamp() from "
-                f"({self.events(source)}) where {TRUNCATE} and not ({self._is_bad()})"
+                f"({self._truncate_events(source)})"
             )
         if create:
             return f"create or replace table {tombstones} using delta as {rows}"
@@ -307,9 +321,7 @@ class CdcQuery:
         event per key after the cut (ties as `_unique` breaks them), unless a tombstone is
         newer (or as new and the event no delete); MERGEd where newer than the target's row."""
         keys, row = column_list(self.key), "to_json(struct(" + column_list(self.columns) + "))"
-        valid = f"not ({self._is_bad()})"
-        if self.truncates:
-            valid += f" and not {TRUNCATE} and {self._after(SEQ, self.cut(source, tombstones))}"
+        valid = self._valid(self.cut(source, tombstones))
         newest = (
             f"select *, row_number() over (partition by {keys} "
             f"order by {SEQ} desc, {DELETE} desc, {row} desc) as _cdc_n "
@@ -340,13 +352,10 @@ class CdcQuery:
     def _with_cut_rows(self, using: str, target: str, cut: str) -> str:
         """`using`'s rows, and a delete of each target row at or before the cut that none of
         them writes (a truncate ended it)."""
-        nulls = ", ".join(
-            f"t.{quote(c)}" if c.lower() in self._keys else f"null as {quote(c)}"
-            for c in self.columns
-        )
         return (
             f"with _cdc_written as ({using}) select {column_list(self.columns)}, {SEQ}, "
-            f"{DELETE}, false as {CUT_ROW} from _cdc_written union all select {nulls}, "
+            f"{DELETE}, false as {CUT_ROW} from _cdc_written union all "
+            f"select {self._null_values('t.')}, "
             f"{cut} as {SEQ}, true as {DELETE}, true as {CUT_ROW} from {target} t left anti "
             f"join _cdc_written w on {self.key_match('t', 'w')} "
             f"where t.{quote(SEQUENCE_COLUMN)} <= {cut}"

@@ -26,11 +26,6 @@ class Scd2Query(CdcQuery):
     def target_sequence(self) -> str:
         return START
 
-    def _null_values(self) -> str:
-        return ", ".join(
-            quote(c) if c.lower() in self._keys else f"null as {quote(c)}" for c in self.columns
-        )
-
     def _chain(self, source: str, target: str | None, tombstones: str | None) -> str:
         """WITH-clauses ending in `_cdc_chain`: the touched keys' versions, recomputed."""
         keys, columns = column_list(self.key), column_list(self.columns)
