@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-cdc bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix matrix-all test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-cdc bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -93,13 +93,22 @@ warm: install
 PYTEST_WORKERS ?= 2
 XDIST := -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
+# The functional tests make test-store runs on the object store, as they are (the history's
+# runs there with in-commit timestamps, so it is not one of them). .ci/run's make test sets
+# STORE_ONLY=1 and leaves them to make test-store: one CI run runs each once.
+F := tests/functional/streams
+STORE_FUNCTIONAL := $(F)/test_seed_examples.py $(F)/test_changes.py $(F)/test_view_streams.py \
+    $(F)/test_dbt_edges.py::TestRetryCloneAndRestore $(F)/test_dbt_edges.py::TestConsumerGone \
+    $(F)/test_system_time.py::TestSystemTime
+
 # The contract's tests: stream behaviour on an embedded session, dbt in-process. The
 # differential fuzz of streams against a model in Python (its longest module, close to three
 # minutes for a few derandomized examples) runs in make fuzz, with its explicit examples and
 # forty random ones: its minutes in CI went to the compatibility matrix.
 functional: warm
 	$(BIN)/pytest $(XDIST) --durations=15 tests/functional \
-	    --ignore=tests/functional/streams/test_fuzz.py
+	    --ignore=tests/functional/streams/test_fuzz.py \
+	    $(if $(STORE_ONLY),$(addprefix --deselect ,$(STORE_FUNCTIONAL)))
 
 # The lint, the docs' build and the unit tests run beside the functional tests, not before them:
 # alone they keep one of the two cores busy for about a minute while the other waits. Their
@@ -112,27 +121,24 @@ test: install
 	exit $$(( tests || checks ))
 
 # The integration tier, which .ci/run runs after make test: dbt's own adapter suites on this
-# adapter, the builds killed at each step of the commit protocol, two processes on one
-# consumer, and the integration project over a Spark Connect cluster (tests/integration/), then
-# the wheel as a user installs it (make wheel). dbt-spark's own tests run in make matrix, on
-# dbt-core 1.12.
+# adapter, the builds killed at each step of the commit protocol, and the integration project
+# over a Spark Connect cluster (tests/integration/), then the wheel as a user installs it (make
+# wheel). dbt-spark's own tests run in make matrix, on dbt-core 1.12. Two dbt processes on one
+# consumer run in make test-store (an object store and PostgreSQL, as production runs them);
+# the same on the local file system with a Derby network server, in make fuzz (three rounds).
+CONCURRENCY := tests/integration/test_crash_safety.py::test_two_builds_of_one_consumer_at_once
 integration: warm
-	$(BIN)/pytest $(XDIST) --durations=10 tests/integration
+	$(BIN)/pytest $(XDIST) --durations=10 tests/integration --deselect $(CONCURRENCY)
 	@$(MAKE) --no-print-directory wheel
 
 # Streams with every table on an object store and the catalog in PostgreSQL, both started by
 # scripts/with_stores.py (S3Proxy from Maven Central, PostgreSQL from Debian's packages) and
 # stopped after: tests/store/ (where tables and catalog entries land, the store's conditional
 # PUT, one build of a consumer at a time, refusals, two dbt processes at once) and the
-# functional modules of each stream kind and dbt command (docs/guides/object-storage.md). Not
-# yet the history strategy's: on S3 its validity times (Change Data Feed's _commit_timestamp,
-# S3's Last-Modified, whole seconds) differ from DESCRIBE HISTORY's (the listing's milliseconds).
+# functional modules of each stream kind and dbt command (docs/guides/object-storage.md; the
+# history's sources there keep in-commit timestamps, S3's Last-Modified having whole seconds).
 # STORE_ROUNDS=20 runs the two-processes test's rounds twenty times.
-F := tests/functional/streams
-STORE_TESTS ?= tests/store $(F)/test_seed_examples.py $(F)/test_changes.py \
-    $(F)/test_view_streams.py $(F)/test_dbt_edges.py::TestRetryCloneAndRestore \
-    $(F)/test_dbt_edges.py::TestConsumerGone $(F)/test_system_time.py::TestSystemTime \
-    $(F)/test_history.py::TestHistory
+STORE_TESTS ?= tests/store $(STORE_FUNCTIONAL) $(F)/test_history.py::TestHistory
 test-store: warm
 	rm -rf build/stores
 	$(BIN)/python scripts/with_stores.py build/stores -- \
@@ -159,15 +165,19 @@ test-thrift-ci: warm
 	$(BIN)/python scripts/with_thrift.py build/thrift-ci -- \
 	    $(BIN)/python scripts/compat_run.py build/thrift-ci/compat --thrift
 
-# The compatibility matrix: dbt-core 1.11 (the oldest) and 1.12 (the newest) with each Spark
+# The compatibility matrix: dbt-core 1.11 (the oldest) and 1.12 (the newest) and each Spark
 # line a Delta release supports, each combination in a virtualenv kept per machine
 # (constraints/dbt-<line>.txt with constraints/spark-<line>.txt): the compatibility project
-# (tests/compat/project) built, killed after a commit and recovered, over Spark Connect with
-# the oldest dbt-core, and dbt-spark's own tests with the newest of both (scripts/matrix.py).
-# Prints each combination's result and minutes, and writes the table of
-# docs/reference/dbt-compatibility.md.
+# (tests/compat/project) built, killed after a commit and recovered (scripts/matrix.py).
+# make matrix (in .ci/run) runs a cover: each line of each range at least once (1.11 with Spark
+# 4.0, 1.12 with 4.1 and 4.2), Spark 4.0 and 4.1 also over a Spark Connect server of their own,
+# dbt-spark's own tests with the newest of both. make matrix-all runs all six pairs and writes
+# the table of docs/reference/dbt-compatibility.md.
 matrix: install
 	$(BIN)/python scripts/matrix.py
+
+matrix-all: install
+	$(BIN)/python scripts/matrix.py --every
 
 # Deeper than the matrix, at the ends of the ranges: the unit tests and the functional core in
 # each combination of VERSION_SETS, in a virtualenv of its own under build/versions.
@@ -225,7 +235,7 @@ fuzz: install
 	    tests/functional/streams/test_mv_fuzz.py tests/functional/streams/test_apply_cdc_property.py \
 	    tests/functional/streams/test_view_changes.py tests/functional/streams/test_view_fuzz.py \
 	    tests/functional/streams/test_history.py \
-	    tests/functional/streams/test_threads.py tests/integration/test_crash_safety.py::test_two_builds_of_one_consumer_at_once
+	    tests/functional/streams/test_threads.py $(CONCURRENCY)
 
 # Mutation testing of the dbt-free engine (dbt/adapters/spark_streams/streams/) by the unit
 # tests, about half an hour; prints killed / survived / untested mutants per module and writes

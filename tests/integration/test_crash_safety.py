@@ -18,7 +18,9 @@ metastore the crash rounds' processes used one at a time, so two dbt processes s
 the warehouse. Each round one process changes the sources and both build; each must succeed
 or fail with "is being consumed by another run", and a plain build afterwards must pass the
 same invariants (which also checks that the last recovery left nothing to consume twice).
-One flow for both spares a second project's first build.
+One flow for both spares a second project's first build. `make fuzz` runs three concurrency
+rounds; `make integration` leaves them out (in CI, two processes build one consumer in
+`make test-store`, on an object store with a PostgreSQL metastore).
 """
 
 import os
