@@ -10,7 +10,7 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix matrix-all test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-cdc bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-cdc bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -165,19 +165,15 @@ test-thrift-ci: warm
 	$(BIN)/python scripts/with_thrift.py build/thrift-ci -- \
 	    $(BIN)/python scripts/compat_run.py build/thrift-ci/compat --thrift
 
-# The compatibility matrix: dbt-core 1.11 (the oldest) and 1.12 (the newest) and each Spark
+# The compatibility matrix: dbt-core 1.11 (the oldest) and 1.12 (the newest) with each Spark
 # line a Delta release supports, each combination in a virtualenv kept per machine
 # (constraints/dbt-<line>.txt with constraints/spark-<line>.txt): the compatibility project
-# (tests/compat/project) built, killed after a commit and recovered (scripts/matrix.py).
-# make matrix (in .ci/run) runs a cover: each line of each range at least once (1.11 with Spark
-# 4.0, 1.12 with 4.1 and 4.2), Spark 4.0 and 4.1 also over a Spark Connect server of their own,
-# dbt-spark's own tests with the newest of both. make matrix-all runs all six pairs and writes
-# the table of docs/reference/dbt-compatibility.md.
+# (tests/compat/project) built, killed after a commit and recovered, over Spark Connect with
+# the oldest dbt-core, and dbt-spark's own tests with the newest of both (scripts/matrix.py).
+# Prints each combination's result and minutes, and writes the table of
+# docs/reference/dbt-compatibility.md.
 matrix: install
 	$(BIN)/python scripts/matrix.py
-
-matrix-all: install
-	$(BIN)/python scripts/matrix.py --every
 
 # Deeper than the matrix, at the ends of the ranges: the unit tests and the functional core in
 # each combination of VERSION_SETS, in a virtualenv of its own under build/versions.

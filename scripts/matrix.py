@@ -1,22 +1,19 @@
-"""The compatibility matrix: the oldest and the newest dbt-core setup.cfg accepts and each
-Spark line a Delta release supports, each combination in a virtualenv of its own, running the
-compatibility project (scripts/compat_run.py). `make matrix` (in CI) runs a cover of the
-ranges: each dbt-core line and each Spark line at least once, each Spark line but the newest
-over a Spark Connect server of its own (the newest's is `make integration`'s cluster), the
-newest of both with dbt-spark's own tests; `make matrix-all` (`--every`) runs every pair.
-The adapter meets dbt-core and Spark in separate modules (the adapter's interface and the
-macros; the session and the SQL), which is why a cover stands for the pairs in CI.
+"""The compatibility matrix (`make matrix`): the oldest and the newest dbt-core setup.cfg
+accepts, each with each Spark line a Delta release supports, every combination in a
+virtualenv of its own, running the compatibility project (scripts/compat_run.py).
 
 A combination's virtualenv is kept per machine, like the Delta jars, under
 ~/.cache/dbt-spark-streams/venvs (named by its constraints and setup.cfg, so a change of
 either builds a new one); each run installs this clone into it again, without dependencies.
-The combinations run two at a time. With the newest dbt-core and Spark, dbt-spark's own
+The combinations run two at a time. With the oldest dbt-core, the project is also built over
+a Spark Connect server of that Spark (but the newest, whose Connect server `make integration`
+runs as a cluster); with the newest dbt-core and Spark, dbt-spark's own
 functional tests run too (scripts/peer_suite.py; on dbt-core 1.12 nothing is deselected).
 
-Prints each combination's result and minutes; a run of every pair replaces the table in
+Prints each combination's result and minutes; the table replaces the one in
 docs/reference/dbt-compatibility.md. Each combination's output: build/matrix/<name>.log.
 
-Usage: scripts/matrix.py [--every] [--only <name>...] [--lanes N] [--no-docs]
+Usage: scripts/matrix.py [--only <name>...] [--lanes N] [--no-docs]
 """
 
 import argparse
@@ -46,7 +43,6 @@ BEGIN, END = "<!-- matrix: begin -->", "<!-- matrix: end -->"
 class Combination:
     dbt: str
     spark: str
-    connect: bool = False  # the project also over a Spark Connect server of this Spark
 
     @property
     def name(self) -> str:
@@ -56,6 +52,11 @@ class Combination:
     def constraints(self) -> list[Path]:
         return [REPO / "constraints" / f"dbt-{self.dbt}.txt",
                 REPO / "constraints" / f"spark-{self.spark}.txt"]  # fmt: skip
+
+    @property
+    def connect(self) -> bool:
+        # the newest Spark's Connect server is make integration's (a cluster, with faults)
+        return self.dbt == DBT_LINES[0] and self.spark != SPARK_LINES[-1]
 
     @property
     def peer(self) -> bool:
@@ -71,15 +72,8 @@ class Result:
     steps: str
 
 
-def combinations(every: bool) -> list[Combination]:
-    """Every pair (Spark Connect with the oldest dbt-core), or the cover: the oldest dbt-core
-    with the oldest Spark, the newest with each other Spark line. The newest Spark's Connect
-    server is make integration's (a cluster, with faults)."""
-    if every:
-        return [Combination(dbt, spark, connect=dbt == DBT_LINES[0] and spark != SPARK_LINES[-1])
-                for dbt in DBT_LINES for spark in SPARK_LINES]  # fmt: skip
-    cover = [(DBT_LINES[0], SPARK_LINES[0])] + [(DBT_LINES[-1], s) for s in SPARK_LINES[1:]]
-    return [Combination(dbt, spark, connect=spark != SPARK_LINES[-1]) for dbt, spark in cover]
+def combinations() -> list[Combination]:
+    return [Combination(dbt, spark) for dbt in DBT_LINES for spark in SPARK_LINES]
 
 
 def run(command: list[str], log: IO[str], **kwargs: Any) -> bool:
@@ -165,12 +159,11 @@ def write_page(results: list[Result]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--every", action="store_true", help="every pair, not the cover")
     parser.add_argument("--only", nargs="*", help="combination names (dbt-1.12+spark-4.0 ...)")
     parser.add_argument("--lanes", type=int, default=2)
     parser.add_argument("--no-docs", action="store_true")
     args = parser.parse_args()
-    chosen = [c for c in combinations(args.every) if not args.only or c.name in args.only]
+    chosen = [c for c in combinations() if not args.only or c.name in args.only]
     WORK.mkdir(parents=True, exist_ok=True)
     # the longest first (dbt-spark's tests, then a Connect server's), so the lanes end together
     longest_first = sorted(chosen, key=lambda c: (c.peer, c.connect), reverse=True)
@@ -178,7 +171,7 @@ def main() -> int:
         done = dict(zip(longest_first, lanes.map(check, longest_first), strict=True))
     results = [done[combination] for combination in chosen]
     print(table(results))
-    if args.every and not args.no_docs and not args.only:
+    if not args.no_docs and not args.only:
         write_page(results)
     return 0 if all(result.passed for result in results) else 1
 

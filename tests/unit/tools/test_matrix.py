@@ -7,34 +7,20 @@ import pytest
 from scripts import matrix
 
 
-def test_every_end_of_each_range_is_a_combination_of_matrix_all() -> None:
-    names = [combination.name for combination in matrix.combinations(every=True)]
+def test_every_end_of_each_range_is_a_combination() -> None:
+    names = [combination.name for combination in matrix.combinations()]
     assert names == [
         "dbt-1.11+spark-4.0", "dbt-1.11+spark-4.1", "dbt-1.11+spark-4.2",
         "dbt-1.12+spark-4.0", "dbt-1.12+spark-4.1", "dbt-1.12+spark-4.2",
     ]  # fmt: skip
-    for combination in matrix.combinations(every=True):
+    for combination in matrix.combinations():
         pins = "".join(path.read_text() for path in combination.constraints)
         assert "dbt-core==" in pins and "pyspark==" in pins, combination.name
 
 
-def test_the_cover_runs_each_line_of_each_range_and_each_older_connect_client() -> None:
-    cover = matrix.combinations(every=False)
-    assert [c.name for c in cover] == [
-        "dbt-1.11+spark-4.0",
-        "dbt-1.12+spark-4.1",
-        "dbt-1.12+spark-4.2",
-    ]
-    assert {c.dbt for c in cover} == set(matrix.DBT_LINES)
-    assert {c.spark for c in cover} == set(matrix.SPARK_LINES)
-    assert [c.name for c in cover if c.connect] == ["dbt-1.11+spark-4.0", "dbt-1.12+spark-4.1"]
-    assert [c.name for c in cover if c.peer] == ["dbt-1.12+spark-4.2"]
-
-
 def test_connect_servers_for_the_older_spark_lines_and_the_peer_suite_once() -> None:
-    every = matrix.combinations(every=True)
-    connect = [c.name for c in every if c.connect]
-    peer = [c.name for c in every if c.peer]
+    connect = [c.name for c in matrix.combinations() if c.connect]
+    peer = [c.name for c in matrix.combinations() if c.peer]
     assert connect == ["dbt-1.11+spark-4.0", "dbt-1.11+spark-4.1"]
     assert peer == ["dbt-1.12+spark-4.2"]
 
@@ -59,7 +45,7 @@ def test_a_report_row_says_the_versions_the_steps_and_the_verdict(logs: Path) ->
         "dbt-core 1.12.0, PySpark 4.2.0, Delta io.delta:delta-spark_4.2_2.13:4.4.0\n"
         "passed\n=========== 55 passed, 94 skipped in 220.61s (0:03:40) ===========\n"
     )
-    oldest = matrix.Combination("1.11", "4.0", connect=True)
+    oldest = matrix.Combination("1.11", "4.0")
     (logs / f"{oldest.name}.log").write_text(
         "$ pip install ...\nERROR: no matching distribution\n"
     )
