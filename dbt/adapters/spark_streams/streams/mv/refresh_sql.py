@@ -27,6 +27,7 @@ from dbt.adapters.spark_streams.streams.mv.shape import DIALECT, Aggregate, Shap
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
 
 KEEP = "_mv_keep"
+HELD = "_mv_held"  # the target holds the group
 ROWS = "_mv_rows"
 INSERT = "metadata_action = 'INSERT'"
 
@@ -78,9 +79,14 @@ def changed_groups_sql(
     outputs = names[: len(shape.outputs)]
     columns = [quote(n) for n in outputs] + hidden
     joined = _joined(shape, changes, target, outputs)
-    if not shape.recompute_groups and not _extremum_flags(shape, outputs):
-        # nothing is ever recomputed: the sources are not read again
-        return f"select {', '.join(columns)}, {KEEP} from ({joined}) as _mv_j"
+    if leaves_out_unheld(shape, outputs):
+        # nothing is ever recomputed: the sources are not read again, and a group neither
+        # kept nor held by the target is left out here (merge_sql's guard, without reading
+        # the target a second time)
+        return (
+            f"select {', '.join(columns)}, {KEEP} from ({joined}) as _mv_j "
+            f"where {KEEP} or {HELD}"
+        )
     return (
         f"with _mv_j as ({joined}), "
         f"_mv_f as (select {_key_list(shape)} from _mv_j where _mv_flag), "
@@ -90,16 +96,25 @@ def changed_groups_sql(
     )
 
 
-def merge_sql(shape: Shape, target: str, names: list[str], rows: str) -> str:
+def leaves_out_unheld(shape: Shape, outputs: list[str]) -> bool:
+    """Whether changed_groups_sql's rows already leave out the groups neither kept nor held
+    by the target (when no group is recomputed, its rows come from one join with the target)."""
+    return not shape.recompute_groups and not _extremum_flags(shape, outputs)
+
+
+def merge_sql(
+    shape: Shape, target: str, names: list[str], rows: str, unheld_left_out: bool = False
+) -> str:
     """The MERGE writing the changed groups' rows (`rows`, from changed_groups_sql).
 
     A row not kept whose group the target does not hold is left out of the MERGE's source:
     Delta 4.4 fails a MERGE into a table with deletion vectors ("Unexpected row: did not
-    match any merge clause") when such a row meets no clause while another row is deleted."""
+    match any merge clause") when such a row meets no clause while another row is deleted.
+    `unheld_left_out`: the rows left them out already (leaves_out_unheld)."""
     outputs = names[: len(shape.outputs)]
     keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
     on = " and ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in keys_out) or "true"
-    if keys_out:
+    if keys_out and not unheld_left_out:
         held = " and ".join(f"o.{quote(k)} <=> c.{quote(k)}" for k in keys_out)
         rows = (
             f"select c.* from ({rows}) as c left join {target} as o on {held} "
@@ -162,7 +177,7 @@ def _joined(shape: Shape, changes: str, target: str, outputs: list[str]) -> str:
     items += [f"{_updated(shape, i, outputs)} as {quote(n)}" for i, n in enumerate(outputs)]
     items += [f"{_updated_hidden(name)} as {name}" for name, _ in hidden_columns(shape)]
     keep = "true" if not shape.keys else f"{rows} > 0"
-    items += [f"{keep} as {KEEP}", f"{flag} as _mv_flag"]
+    items += [f"{keep} as {KEEP}", f"{flag} as _mv_flag", f"o.{ROWS} is not null as {HELD}"]
     deltas = _deltas(shape, changes)
     return f"select {', '.join(items)} from ({deltas}) d left join {target} o on {on}"
 
