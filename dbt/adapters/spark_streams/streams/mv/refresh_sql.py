@@ -84,8 +84,7 @@ def changed_groups_sql(
         # kept nor held by the target is left out here (merge_sql's guard, without reading
         # the target a second time)
         return (
-            f"select {', '.join(columns)}, {KEEP} from ({joined}) as _mv_j "
-            f"where {KEEP} or {HELD}"
+            f"select {', '.join(columns)}, {KEEP} from ({joined}) as _mv_j where {KEEP} or {HELD}"
         )
     return (
         f"with _mv_j as ({joined}), "
