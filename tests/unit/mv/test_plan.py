@@ -92,3 +92,18 @@ def test_a_changed_configuration_is_applied_continued_or_refused() -> None:
 def test_an_unchanged_or_unknown_configuration_changes_nothing() -> None:
     assert not configured("fail", built="same", now="same").rebuild
     assert not configured("fail", built=None).rebuild  # a table built before it was kept
+
+
+def test_a_refresh_reads_its_target_once_unless_groups_are_recomputed() -> None:
+    """Kept aggregates: the changed groups' one join with the target also leaves out the groups
+    neither kept nor held; a recomputed group (MIN) needs the MERGE's own guard join."""
+    names = ["region", "orders", "revenue"]
+    sql = plan().refresh_sql("changes", "shop.mart", names, "rows")
+    assert sql.count("shop.mart") == 2  # the MERGE's target and the kept state's one join
+    assert "where _mv_keep or _mv_held" in sql
+    extremum = "select region, min(amount) as least from shop.orders group by region"
+    recomputed = plan(sql=extremum).refresh_sql(
+        "changes", "shop.mart", ["region", "least"], "rows"
+    )
+    assert recomputed.count("shop.mart") == 3
+    assert "where c._mv_keep or o._mv_rows is not null" in recomputed
