@@ -1,11 +1,13 @@
 """incremental_strategy 'apply_cdc' as a user runs it: change events landing in a Delta table,
 read by an append_only stream, applied by dbt to a table of current state (with and without
-partial updates) and to a table of every version (SCD type 2). Rounds of random
+partial updates) and to a table of every version (SCD type 2, and type 2 with
+track_history_columns). Rounds of random
 events (inserts, updates, partial updates, deletes, duplicates, late events, ties broken by a
 struct sequence) land between builds; after each build every target equals the reference
 (tests/unit/cdc/reference.py) applied to all events so far, the offsets equal the landing
-table's version, and the tombstones hold the deletes. Then bad events: one sentence, nothing
-moved; and on_bad_event 'skip'.
+table's version, and the tombstones hold the deletes. Then a column added to the events reaches
+the tracked history and its kept events; bad events: one sentence, nothing moved; and
+on_bad_event 'skip'.
 """
 
 import random
@@ -34,6 +36,12 @@ select id, name, amount, op, ts, lsn from {STREAM}
 VERSIONS = f"""{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
     unique_key='id', sequence_by='struct(ts, lsn)', apply_as_deletes="op = 'D'", scd_type=2,
     cdc_columns=['id', 'name', 'amount']) }}}}
+select * from {STREAM}
+"""
+TRACKED = f"""{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
+    unique_key='id', sequence_by='struct(ts, lsn)', apply_as_deletes="op = 'D'", scd_type=2,
+    track_history_columns=['name'], cdc_except_columns=['op', 'ts', 'lsn'],
+    on_schema_change='append_new_columns') }}}}
 select * from {STREAM}
 """
 COLUMNS = ("name", "amount")
@@ -75,6 +83,7 @@ class TestApplyCdc(DeltaProject):
             "current.sql": CURRENT,
             "partial.sql": PARTIAL,
             "versions.sql": VERSIONS,
+            "tracked.sql": TRACKED,
         }
 
     def test_rounds_of_events_equal_the_reference(self, project):
@@ -102,20 +111,25 @@ class TestApplyCdc(DeltaProject):
                 partial = apply(partial, as_events(part, COLUMNS), ignore_null_updates=True)
             assert self.target(project, "partial") == rows(partial), round_
             assert self.versions(project) == versions(as_events(landed, COLUMNS)), round_
+            tracked = versions(as_events(landed, COLUMNS), tracked=["name"])
+            assert self.versions(project, "tracked") == tracked, round_
         version = self.version(project)
         offsets = dict(sql(f"select name, offset_version from {schema}.dbt_streams", fetch="all"))
         assert offsets == {
             "current__events": version,
             "partial__events": version,
             "versions__events": version,
+            "tracked__events": version,
         }
         tombstones = sql(f"select id from {schema}.current__cdc_tombstones", fetch="all")
         assert {row[0] for row in tombstones} <= {e[0] for e in landed if e[3] == "D"}
         assert tombstones, "the rounds drew deletes"
 
+        self.a_new_column_reaches_the_tracked_history(project, landed)
+
         # A NULL sequence: one sentence, nothing written, no offset moved.
         before = self.target(project, "current")
-        sql(f"insert into {schema}.events values (3, 'zed', 1, 'U', null, 0)")
+        sql(f"insert into {schema}.events values (3, 'zed', 1, 'U', null, 0, null)")
         failed = run_dbt(["run", "-s", "current"], expect_pass=False)
         said = " ".join(messages(failed)["current"].split())
         assert (
@@ -126,7 +140,7 @@ class TestApplyCdc(DeltaProject):
         assert self.offset(project, "current__events") == version
         path = Path(project.project_root) / "models" / "current.sql"
         # A delete condition that is not one: one sentence naming its type, nothing moved.
-        sql(f"insert into {schema}.events values (99, 'yu', 2, 'U', 999, 0)")
+        sql(f"insert into {schema}.events values (99, 'yu', 2, 'U', 999, 0, null)")
         path.write_text(CURRENT.replace("apply_as_deletes=\"op = 'D'\"", 'apply_as_deletes="op"'))
         refused = run_dbt(["run", "-s", "current"], expect_pass=False)
         said = " ".join(messages(refused)["current"].split())
@@ -137,12 +151,46 @@ class TestApplyCdc(DeltaProject):
             CURRENT.replace("cdc_except_columns", "on_bad_event='skip', cdc_except_columns")
         )
         skipped = run_dbt(["run", "-s", "current"])
-        assert messages(skipped)["current"] == (
-            "OK, consumed current__events: 1 inserted, 0 updated, 0 deleted; "
+        assert messages(skipped)["current"] == (  # 99, and 7 of the new column's events
+            "OK, consumed current__events: 2 inserted, 0 updated, 0 deleted; "
             "skipped 1 bad event(s)"
         )
-        assert self.target(project, "current") == {**before, 99: {"name": "yu", "amount": 2}}
+        assert self.target(project, "current") == {
+            **before,
+            7: {"name": "zed", "amount": 3},
+            99: {"name": "yu", "amount": 2},
+        }
         assert self.offset(project, "current__events") == self.version(project)
+
+    @staticmethod
+    def a_new_column_reaches_the_tracked_history(project, landed: list[tuple]) -> None:
+        """A column added to the landing table (append_new_columns) reaches the history and
+        the kept events; an event changing only it updates its version; a late event that
+        changes the tracked column where a later version does merges that version away."""
+        schema, sql = project.test_schema, project.run_sql
+        sql(f"alter table {schema}.events add columns (email string)")
+        ts = max(e[4] for e in landed) + 10
+        sql(
+            f"insert into {schema}.events values (7, 'kim', 1, 'U', {ts}, 0, null), "
+            f"(7, 'kim', 2, 'U', {ts + 1}, 0, 'k@x'), (7, 'zed', 3, 'U', {ts + 2}, 0, null)"
+        )
+        run_dbt(["run", "-s", "tracked"])
+        query = (
+            f"select name, __start_at.ts, __start_at.lsn, __end_at.ts, amount, email "
+            f"from {schema}.tracked where id = 7 order by __start_at"
+        )
+        assert [tuple(row) for row in sql(query, fetch="all")] == [
+            ("kim", ts, 0, ts + 2, 2, "k@x"),
+            ("zed", ts + 2, 0, None, 3, None),
+        ]
+        kept = sql(f"select email from {schema}.tracked__cdc_events where id = 7", fetch="all")
+        assert sorted(row[0] or "" for row in kept) == ["", "", "k@x"]
+        sql(f"insert into {schema}.events values (7, 'zed', 4, 'U', {ts + 1}, 1, null)")
+        run_dbt(["run", "-s", "tracked"])
+        assert [tuple(row) for row in sql(query, fetch="all")] == [
+            ("kim", ts, 0, ts + 1, 2, "k@x"),
+            ("zed", ts + 1, 1, None, 3, None),  # the version at ts + 2 merged into it
+        ]
 
     @staticmethod
     def target(project, model: str) -> dict:
@@ -152,9 +200,9 @@ class TestApplyCdc(DeltaProject):
         return {row[0]: dict(zip(COLUMNS, row[1:], strict=True)) for row in found}
 
     @staticmethod
-    def versions(project) -> set[tuple]:
+    def versions(project, model: str = "versions") -> set[tuple]:
         found = project.run_sql(
-            f"select id, __start_at, __end_at, name, amount from {project.test_schema}.versions",
+            f"select id, __start_at, __end_at, name, amount from {project.test_schema}.{model}",
             fetch="all",
         )
         return {

@@ -1,10 +1,11 @@
 """apply_cdc's SQL on Spark against the reference, under drawn events (hypothesis).
 
 Each example draws events (upserts with NULLs, deletes, duplicates, a struct sequence, and for
-SCD type 1 truncates), a mode (SCD type 1, type 1 with ignore_null_updates, type 2) and cuts
-the events into batches in a random order (in sequence order with ignore_null_updates); the
-statements a build runs (streams/cdc/: the first build's rows, then per batch the tombstones'
-append and the MERGE) run on Delta tables, and after every batch the target equals the
+SCD type 1 truncates), a mode (SCD type 1, type 1 with ignore_null_updates, type 2, type 2 with
+track_history_columns=['name']) and cuts the events into batches in a random order (in
+sequence order with ignore_null_updates); the statements a build runs (streams/cdc/: the first
+build's rows, then per batch the tombstones' append, the kept events' where history is
+tracked, and the MERGE) run on Delta tables, and after every batch the target equals the
 reference (tests/unit/cdc/reference.py): for type 1 applied batch by batch, which equals the
 reference applied to all events at once (tests/unit/cdc/test_reference.py); for type 2 the
 versions of every event so far. dbt's side of a build (streams, offsets, the commit) is
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
+from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from tests.functional.delta import DeltaProject
 from tests.unit.cdc.reference import TRUNCATE, apply, rows, versions
 
@@ -47,8 +49,8 @@ def events(truncates: bool):
 
 @st.composite
 def batches(draw):
-    mode = draw(st.sampled_from(["scd1", "partial", "scd2"]))
-    drawn = draw(events(truncates=mode != "scd2"))
+    mode = draw(st.sampled_from(["scd1", "partial", "scd2", "tracked"]))
+    drawn = draw(events(truncates=mode in ("scd1", "partial")))
     partial = mode == "partial"
     copies = drawn + draw(st.lists(st.sampled_from(drawn), max_size=3)) if drawn else []
     order = sorted(copies, key=lambda e: e[1]) if partial else draw(st.permutations(copies))
@@ -83,19 +85,27 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
     @given(drawn=batches())
     def test_the_target_equals_the_reference_after_every_batch(self, project, drawn):
         mode, cut = drawn
-        partial = mode == "partial"
+        partial, history = mode == "partial", mode in ("scd2", "tracked")
         n, schema, sql = next(EXAMPLE), project.test_schema, project.run_sql
         events_table, target = f"{schema}.ev_{n}", f"{schema}.cur_{n}"
         tombstones = f"{schema}.cur_{n}__cdc_tombstones"
         config = CdcConfig(
             sequence_by="struct(ts, lsn)",
             apply_as_deletes="del",
-            apply_as_truncates=None if mode == "scd2" else "tr",
+            apply_as_truncates=None if history else "tr",
             ignore_null_updates=partial,
-            scd_type=2 if mode == "scd2" else 1,
+            scd_type=2 if history else 1,
+            track_history_columns=("name",) if mode == "tracked" else (),
         )
-        kind = Scd2Query if mode == "scd2" else CdcQuery
-        query = kind(key=("id",), columns=COLUMNS, config=config, has_action=False)
+        if mode == "tracked":
+            query = TrackedScd2Query(
+                key=("id",), columns=COLUMNS, config=config, has_action=False,
+                events_table=f"{target}__cdc_events",
+            )  # fmt: skip
+        else:
+            kind = Scd2Query if history else CdcQuery
+            query = kind(key=("id",), columns=COLUMNS, config=config, has_action=False)
+        kept = query.events_sql if isinstance(query, TrackedScd2Query) else None
         seen: list = []
         sql(
             f"create table {events_table} (id int, name string, n int, del boolean, ts int, "
@@ -108,19 +118,24 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
                 sql(f"insert into {events_table} values {', '.join(map(values, batch))}")
             if i == 0:
                 sql(query.tombstones_sql(events_table, tombstones, create=True))
+                if kept:
+                    sql(kept(events_table, create=True))
                 sql(f"create table {target} using delta as {query.first_sql(events_table)}")
             else:
                 sql(query.tombstones_sql(events_table, tombstones, create=False))
+                if kept:
+                    sql(kept(events_table, create=False))
                 truncated = any(event[0] is TRUNCATE for event in batch)
                 sql(query.merge_sql(events_table, target, tombstones, truncated=truncated))
             seen += batch
-            if mode == "scd2":
+            if history:
                 got = sql(f"select id, __start_at, __end_at, name, n from {target}", fetch="all")
                 found = {
                     (r[0], sequence(r[1]), sequence(r[2]), (("n", r[4]), ("name", r[3])))
                     for r in got
                 }
-                assert found == versions(seen), (i, cut)
+                tracked = ["name"] if mode == "tracked" else None
+                assert found == versions(seen, tracked), (i, cut)
                 continue
             state = apply(state, batch, ignore_null_updates=partial)
             got = sql(f"select id, name, n from {target}", fetch="all")

@@ -80,17 +80,32 @@ def rows(state: dict[Any, State]) -> dict[Any, dict[str, Any]]:
     return {key: s.values for key, s in state.items() if not s.deleted and key is not TRUNCATE}
 
 
-def versions(events: Iterable[Event]) -> set[tuple]:
+def versions(events: Iterable[Event], tracked: Iterable[str] | None = None) -> set[tuple]:
     """SCD type 2: every version the events make, as (key, start, end, values): each upsert
-    lasts until the key's next event (an upsert or a delete), the last one has no end."""
+    lasts until the key's next event (an upsert or a delete), the last one has no end. With
+    `tracked` columns, an upsert whose tracked columns equal those of the upsert just before
+    it opens no version: the version it falls in takes its values."""
     by_key: dict[Any, list[Event]] = {}
     for event in unique(events):
         by_key.setdefault(event[0], []).append(event)
     found = set()
+    watched = None if tracked is None else sorted(tracked)
     for key, chain in by_key.items():
         chain.sort(key=lambda e: e[1])
-        for i, (_, sequence, delete, values) in enumerate(chain):
-            if not delete:
-                end = chain[i + 1][1] if i + 1 < len(chain) else None
-                found.add((key, sequence, end, tuple(sorted(values.items()))))
+        opened: list[list] = []  # [start, values] of each version, a delete as values None
+        for _, sequence, delete, values in chain:
+            last = opened[-1][1] if opened else None
+            if (
+                watched is not None
+                and not delete
+                and last is not None
+                and all(last.get(c) == values.get(c) for c in watched)
+            ):
+                opened[-1][1] = values
+            else:
+                opened.append([sequence, None if delete else values])
+        for i, (start, values) in enumerate(opened):
+            if values is not None:
+                end = opened[i + 1][0] if i + 1 < len(opened) else None
+                found.add((key, start, end, tuple(sorted(values.items()))))
     return found

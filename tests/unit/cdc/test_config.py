@@ -6,6 +6,7 @@ from dbt.adapters.spark_streams.streams.builds.config import consumer_config
 from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig, envelope_sql
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
+from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
 
 
@@ -135,3 +136,46 @@ def test_without_truncates_no_cut_and_a_truncate_names_no_key() -> None:
         "when matched and s._cdc_seq > t.`_cdc_sequence` and s._cdc_delete then delete"
     )
     assert "_cdc_cut_row" not in cut.merge_sql("e", "t", "tomb", truncated=False)
+
+
+def test_tracked_history_columns() -> None:
+    tracked = config(sequence_by="ts", scd_type=2, track_history_columns=["name"])
+    assert tracked.tracks_history and tracked.tracked(["name", "email"]) == ["name"]
+    excepted = config(sequence_by="ts", scd_type=2, track_history_except_columns="email")
+    assert excepted.tracked(["name", "email", "n"]) == ["name", "n"]
+    assert not config(sequence_by="ts", scd_type=2).tracks_history
+    assert tracked.kept("m", ["id", "name", "email"], ("id",)) == ["id", "name", "email"]
+    with pytest.raises(StreamError) as raised:
+        tracked.kept("m", ["id", "email"], ("id",))
+    assert raised.value.msg == (
+        "Model m: track_history_columns names name, not a column the target keeps besides "
+        "the key (email)."
+    )
+    with pytest.raises(StreamError, match="track_history_except_columns names id, not a"):
+        excepted = config(sequence_by="ts", scd_type=2, track_history_except_columns="id")
+        excepted.kept("m", ["id", "name"], ("id",))
+    with pytest.raises(StreamError, match=r"apply to scd_type 2 \(which columns open a new"):
+        config(sequence_by="ts", track_history_columns=["name"])
+    with pytest.raises(StreamError, match="set track_history_columns or track_history_except"):
+        config(
+            sequence_by="ts", scd_type=2, track_history_columns="a",
+            track_history_except_columns="b",
+        )  # fmt: skip
+
+
+def test_a_tracked_history_keeps_its_events_and_drops_merged_versions() -> None:
+    tracked = TrackedScd2Query(
+        ("id",), ("id", "name", "n"),
+        config(sequence_by="ts", scd_type=2, track_history_columns="name"), False,
+        events_table="s.m__cdc_events",
+    )  # fmt: skip
+    assert tracked.events_sql("e", create=True).startswith(
+        "create or replace table s.m__cdc_events using delta as select `id`, `name`, `n`, "
+    )
+    assert tracked.events_sql("e", create=False).startswith(
+        "merge with schema evolution into s.m__cdc_events"
+    )
+    merged = tracked.merge_sql("e", "s.m", "s.m__cdc_tombstones")
+    assert "from s.m__cdc_events where (`id`) in (select `id` from _cdc_events)" in merged
+    assert "not (struct(o.`name`) <=> struct(o._cdc_prev.`name`))" in merged
+    assert "when matched and s._cdc_drop then delete" in merged

@@ -101,3 +101,48 @@ def test_a_truncate_ends_every_key_it_is_newer_than() -> None:
     # after a truncate nothing of the key is kept: a partial update starts from NULLs
     partial = apply(truncated, [(1, 7, False, {"name": None, "n": 1})], ignore_null_updates=True)
     assert rows(partial)[1] == {"name": None, "n": 1}
+
+
+def test_tracked_columns_open_versions_and_the_rest_update_them() -> None:
+    events = [
+        (1, 1, False, {"name": "a", "n": 1}),
+        (1, 3, False, {"name": "a", "n": 3}),  # only n changed: the version takes it
+        (1, 5, False, {"name": "b", "n": 3}),
+        (1, 7, True, {"name": None, "n": None}),
+        (1, 8, False, {"name": "b", "n": 8}),  # after a delete: a version, whatever it holds
+    ]
+    assert versions(events, tracked=["name"]) == {
+        (1, 1, 5, (("n", 3), ("name", "a"))),
+        (1, 5, 7, (("n", 3), ("name", "b"))),
+        (1, 8, None, (("n", 8), ("name", "b"))),
+    }
+    late = [*events, (1, 2, False, {"name": "z", "n": 2})]  # splits the first version
+    assert versions(late, tracked=["name"]) == {
+        (1, 1, 2, (("n", 1), ("name", "a"))),
+        (1, 2, 3, (("n", 2), ("name", "z"))),
+        (1, 3, 5, (("n", 3), ("name", "a"))),
+        (1, 5, 7, (("n", 3), ("name", "b"))),
+        (1, 8, None, (("n", 8), ("name", "b"))),
+    }
+    # with no column tracked, only a delete ends a version
+    assert versions(events[:3], tracked=[]) == {(1, 1, None, (("n", 3), ("name", "b")))}
+
+
+def test_the_guide_s_tracked_example() -> None:
+    """docs/guides/change-feeds.md, "Which columns open a version": customer 7's tier."""
+    events = [
+        (7, 10, False, {"tier": "gold", "login": 1}),
+        (7, 12, False, {"tier": "gold", "login": 2}),
+        (7, 20, False, {"tier": "silver", "login": 3}),
+    ]
+    assert versions(events, tracked=["tier"]) == {
+        (7, 10, 20, (("login", 2), ("tier", "gold"))),
+        (7, 20, None, (("login", 3), ("tier", "silver"))),
+    }
+    late = [*events, (7, 15, False, {"tier": "silver", "login": 9})]
+    assert versions(late, tracked=["tier"]) == {
+        (7, 10, 15, (("login", 2), ("tier", "gold"))),
+        (7, 15, None, (("login", 3), ("tier", "silver"))),
+    }
+    split = [*late, (7, 11, False, {"tier": "bronze", "login": 5})]
+    assert (7, 10, 11, (("login", 1), ("tier", "gold"))) in versions(split, tracked=["tier"])

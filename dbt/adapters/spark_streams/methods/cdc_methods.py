@@ -7,9 +7,14 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.stream_methods import logger
-from dbt.adapters.spark_streams.streams.cdc.config import TOMBSTONES_SUFFIX, envelope_sql
+from dbt.adapters.spark_streams.streams.cdc.config import (
+    EVENTS_SUFFIX,
+    TOMBSTONES_SUFFIX,
+    envelope_sql,
+)
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
+from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.sql.catalog import column_names
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
@@ -36,12 +41,17 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         self, node_id: str, model_name: str, config: Any, sql: str, target: BaseRelation,
         columns: list[str],
     ) -> str:  # fmt: skip
-        """The first build: the tombstones table created from the events' deletes, and the
-        SQL of the target's rows (each key's final state that is not deleted)."""
+        """The first build: the tombstones table created from the events' deletes (and the
+        events table from its events, where history is tracked), and the SQL of the target's
+        rows (each key's final state, or every version, that is not deleted)."""
         source = f"({sql})"
-        query = self._cdc_query(node_id, model_name, config, columns, f"describe query {sql}")
+        query = self._cdc_query(
+            node_id, model_name, config, columns, f"describe query {sql}", target
+        )
         self._check_events(model_name, query, source)
         self.run_rows(query.tombstones_sql(source, self._tombstones(target), create=True))
+        if isinstance(query, TrackedScd2Query):
+            self.run_rows(query.events_sql(source, create=True))
         return query.first_sql(source)
 
     @available
@@ -54,7 +64,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         source, build = str(changes), self._node(node_id).build
         described = build.change_columns if build is not None else ()
         query = self._cdc_query(
-            node_id, model_name, config, columns, described or f"describe {source}"
+            node_id, model_name, config, columns, described or f"describe {source}", target
         )
         if build is not None and build.target_columns:  # as described before the write
             query.check_target(model_name, str(target), build.target_columns)
@@ -74,6 +84,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
             self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
             self.run_rows(query.tombstones_sql(source, tombstones, create=False))
+        if isinstance(query, TrackedScd2Query):
+            self._keep_events(query, target, source)
         return query.merge_sql(source, str(target), tombstones, truncated=bool(truncates))
 
     def _cdc_query(
@@ -83,19 +95,36 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         config: Any,
         columns: list[str],
         events: tuple[str, ...] | str,
+        target: BaseRelation,
     ) -> CdcQuery:
         """The model's apply_cdc; `events`: the events' columns, or a DESCRIBE for them."""
         consumer = self.stream_consumer(node_id, model_name, config)
-        assert consumer.cdc is not None
+        cdc = consumer.cdc
+        assert cdc is not None
         names = column_names(self.run_rows(events)) if isinstance(events, str) else events
-        described = [name.lower() for name in names]
-        kind = Scd2Query if consumer.cdc.scd_type == 2 else CdcQuery
-        return kind(
-            key=consumer.unique_key,
-            columns=tuple(columns),
-            config=consumer.cdc,
-            has_action="metadata_action" in described,
+        has_action = "metadata_action" in [name.lower() for name in names]
+        key, kept = consumer.unique_key, tuple(columns)
+        if cdc.tracks_history:
+            return TrackedScd2Query(
+                key=key, columns=kept, config=cdc, has_action=has_action,
+                events_table=self._aside(target, EVENTS_SUFFIX),
+            )  # fmt: skip
+        kind = Scd2Query if cdc.scd_type == 2 else CdcQuery
+        return kind(key=key, columns=kept, config=cdc, has_action=has_action)
+
+    def _keep_events(self, query: TrackedScd2Query, target: BaseRelation, source: str) -> None:
+        """The change set's events appended to the kept ones (a target that dbt clone copied
+        has none: they start empty, and its stored versions stand for its events)."""
+        held = self.get_relation(
+            target.database, target.schema, str(target.identifier) + EVENTS_SUFFIX
         )
+        if held is None:
+            self.run_rows(
+                f"create table if not exists {query.events_table} using delta as select "
+                f"{column_list(query.columns)}, __start_at as _cdc_sequence, false as "
+                f"_cdc_delete from {target} where false"
+            )
+        self.run_rows(query.events_sql(source, create=False))
 
     def _check_events(self, model: str, query: CdcQuery, source: str) -> tuple[int, int, int]:
         """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out);
@@ -132,4 +161,9 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
 
     @staticmethod
     def _tombstones(target: BaseRelation) -> str:
-        return quote_path(str(target.schema), str(target.identifier) + TOMBSTONES_SUFFIX)
+        return ChangeFeedMethods._aside(target, TOMBSTONES_SUFFIX)
+
+    @staticmethod
+    def _aside(target: BaseRelation, suffix: str) -> str:
+        """A table kept beside the target: its name and the suffix."""
+        return quote_path(str(target.schema), str(target.identifier) + suffix)

@@ -7,7 +7,9 @@ An event is a row of the model's output: its key columns (`unique_key`), a seque
 says so, a delete; where `apply_as_truncates` says so (scd_type 1), a truncate of every key.
 The target keeps the event's columns (all of them, `cdc_columns`, or all but
 `cdc_except_columns`) and the key's sequence in `_cdc_sequence`; deletes leave tombstones in
-`<model>__cdc_tombstones` for `tombstone_retention_days`.
+`<model>__cdc_tombstones` for `tombstone_retention_days`. With scd_type 2,
+`track_history_columns` (or `track_history_except_columns`) name the columns whose change opens
+a version; the model's events are then kept in `<model>__cdc_events` (streams/cdc/tracked.py).
 """
 
 from collections.abc import Sequence
@@ -19,6 +21,7 @@ from dbt.adapters.spark_streams.streams.sql.catalog import as_key
 
 SEQUENCE_COLUMN = "_cdc_sequence"
 TOMBSTONES_SUFFIX = "__cdc_tombstones"
+EVENTS_SUFFIX = "__cdc_events"
 DEFAULT_TOMBSTONE_DAYS = 2
 ON_BAD_EVENT = ("fail", "skip")
 # Debezium's envelope: the row before and after, the operation (c create, u update, d delete,
@@ -53,6 +56,13 @@ class CdcConfig:
     on_bad_event: str = "fail"
     scd_type: int = 1
     cdc_format: str | None = None  # 'debezium': the envelope read (envelope_sql)
+    track_history_columns: tuple[str, ...] = ()
+    track_history_except_columns: tuple[str, ...] = ()
+
+    @property
+    def tracks_history(self) -> bool:
+        """Only some columns open a version (scd_type 2): the events are kept."""
+        return bool(self.track_history_columns or self.track_history_except_columns)
 
     @classmethod
     def from_model_config(cls, model: str, config: Any) -> "CdcConfig":
@@ -71,6 +81,7 @@ class CdcConfig:
         if columns and excepted:
             raise StreamError(f"Model {model}: set cdc_columns or cdc_except_columns, not both.")
         _no_contract(model, config)
+        tracked, untracked = _tracked(model, config, scd_type)
         on_bad_event = str(config.get("on_bad_event", "fail"))
         if on_bad_event not in ON_BAD_EVENT:
             raise StreamError(
@@ -96,6 +107,8 @@ class CdcConfig:
             on_bad_event=on_bad_event,
             scd_type=scd_type,
             cdc_format=cdc_format,
+            track_history_columns=tracked,
+            track_history_except_columns=untracked,
         )
 
     def kept(self, model: str, columns: Sequence[str], unique_key: Sequence[str]) -> list[str]:
@@ -112,11 +125,39 @@ class CdcConfig:
         keys = {key.lower() for key in unique_key}
         if self.cdc_columns:
             wanted = {name.lower() for name in self.cdc_columns} | keys
-            return [column for column in columns if column.lower() in wanted]
-        dropped = {name.lower() for name in self.cdc_except_columns} - keys
-        if self.cdc_format:
-            dropped |= set(DEBEZIUM_ENVELOPE) - keys
-        return [column for column in columns if column.lower() not in dropped]
+            kept = [column for column in columns if column.lower() in wanted]
+        else:
+            dropped = {name.lower() for name in self.cdc_except_columns} - keys
+            if self.cdc_format:
+                dropped |= set(DEBEZIUM_ENVELOPE) - keys
+            kept = [column for column in columns if column.lower() not in dropped]
+        self._check_tracked(model, [column for column in kept if column.lower() not in keys])
+        return kept
+
+    def _check_tracked(self, model: str, values: Sequence[str]) -> None:
+        """track_history_columns (or _except_columns) name columns the target keeps, not the
+        key's."""
+        named = self.track_history_columns or self.track_history_except_columns
+        lowered = {column.lower() for column in values}
+        missing = [name for name in named if name.lower() not in lowered]
+        if missing:
+            which = (
+                "track_history_columns"
+                if self.track_history_columns
+                else "track_history_except_columns"
+            )
+            raise StreamError(
+                f"Model {model}: {which} names {', '.join(missing)}, not a column the target "
+                f"keeps besides the key ({', '.join(values)})."
+            )
+
+    def tracked(self, values: Sequence[str]) -> list[str]:
+        """Of the target's columns besides the key, those whose change opens a version."""
+        if self.track_history_columns:
+            named = {name.lower() for name in self.track_history_columns}
+            return [column for column in values if column.lower() in named]
+        excepted = {name.lower() for name in self.track_history_except_columns}
+        return [column for column in values if column.lower() not in excepted]
 
 
 def _scd_type(model: str, config: Any) -> int:
@@ -138,6 +179,22 @@ def _scd_type(model: str, config: Any) -> int:
             "current state (scd_type 1)."
         )
     return int(scd_type)
+
+
+def _tracked(model: str, config: Any, scd_type: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    tracked = as_key(config.get("track_history_columns"))
+    untracked = as_key(config.get("track_history_except_columns"))
+    if tracked and untracked:
+        raise StreamError(
+            f"Model {model}: set track_history_columns or track_history_except_columns, not both."
+        )
+    if (tracked or untracked) and scd_type != 2:
+        raise StreamError(
+            f"Model {model}: track_history_columns and track_history_except_columns apply to "
+            "scd_type 2 (which columns open a new version); the current state (scd_type 1) "
+            "keeps no versions. Set scd_type=2, or remove them."
+        )
+    return tracked, untracked
 
 
 def _no_contract(model: str, config: Any) -> None:
