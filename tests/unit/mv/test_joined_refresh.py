@@ -131,3 +131,35 @@ def test_both_sides_changing_together_recompute_the_old_pair_of_keys() -> None:
     )
     batch = ([("update", 0, (1, "b", 1, 0.0))], [("update", 0, (1, "south"))])
     refresh_matches_recompute(query, [(1, "a", 1, 0.0)], [(1, "north")], [batch])
+
+
+def test_a_mart_of_the_first_table_recomputes_only_its_touched_rows_of_it() -> None:
+    """Group keys of the first table under LEFT joins: the recompute reads that table
+    semi-joined with the touched groups (customers LEFT JOIN orders: the customers touched),
+    and the result is still the query's; keys of the other side, or a RIGHT or FULL join,
+    read it whole."""
+    query = (
+        "select d.g as k0, d.region as k1, count(s.x) as a0, sum(s.x) as a1 "
+        "from dim d left join src s on s.g = d.g group by d.g, d.region"
+    )
+    shape = query_shape(query)
+    assert isinstance(shape, Shape)
+    pinned = {alias: f"select * from {table}" for alias, table in TABLES.items()}
+    changes = {"s": "select * from changes_s"}
+    sql = changed_groups_sql(shape, ["k0", "k1", "a0", "a1"], pinned, changes, COLUMNS)
+    assert "from (select * from dim) as d left semi join _mv_g g on" in sql.lower()
+    facts = [(1, "a", 1, 0.0), (2, "b", 2, 0.0), (9, "c", 3, 0.0)]
+    dimension = [(1, "north"), (2, "south"), (3, "north"), (None, "west")]
+    batches = [
+        ([("delete", 0, None), ("insert", None, (3, "d", 4, 0.0))], []),
+        ([("update", 0, (None, "b", 5, 0.0))], [("update", 0, (2, "east"))]),
+    ]
+    refresh_matches_recompute(query, facts, dimension, batches)
+    for other in (
+        query.replace("left join", "full join"),
+        query.replace("d.g as k0", "s.h as k0").replace("group by d.g", "group by s.h"),
+    ):
+        shape = query_shape(other)
+        assert isinstance(shape, Shape)
+        sql = changed_groups_sql(shape, ["k0", "k1", "a0", "a1"], pinned, changes, COLUMNS)
+        assert "left semi join" not in sql.lower()
