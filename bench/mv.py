@@ -22,6 +22,7 @@ line says. Writes bench/mv.md.
 import argparse
 import os
 import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.run import PROJECT, Bench
@@ -58,20 +59,29 @@ def build(bench: Bench, model: str) -> tuple[float, str]:
     return node.execution_time, str(node.message)
 
 
-def rounds(bench: Bench, n: int, d: int, reps: int, rep: int) -> dict[str, dict]:
-    """`reps` rounds of D changes; per mart its table and view seconds, the rows differing
-    and the view's result lines."""
-    found = {stem: {"table": [], "view": [], "wrong": 0, "said": set()} for stem in MARTS}
+@dataclass
+class Seen:
+    """One mart's rounds: its table's and view's seconds, the most rows differing, and how
+    the view refreshed (dbt's result lines, up to their first colon)."""
+
+    table: list[float] = field(default_factory=list)
+    view: list[float] = field(default_factory=list)
+    wrong: int = 0
+    said: set[str] = field(default_factory=set)
+
+
+def rounds(bench: Bench, n: int, d: int, reps: int, rep: int) -> dict[str, Seen]:
+    """`reps` rounds of D changes, each mart built as a table and as a view after each."""
+    found = {stem: Seen() for stem in MARTS}
     for i in range(reps):
         bench.apply_changes(n, d, rep + i)
         for stem, seen in found.items():
-            seconds, _ = build(bench, f"{stem}_table")
-            seen["table"].append(seconds)
+            seen.table.append(build(bench, f"{stem}_table")[0])
             seconds, said = build(bench, f"{stem}_mv")
-            seen["view"].append(seconds)
-            seen["said"].add(said.split(":")[0])
-            seen["wrong"] = max(seen["wrong"], differing_rows(bench, stem))
-            print(f"n={n} d={d} {stem}: {seen['table'][-1]:.2f}s {seconds:.2f}s {said}")
+            seen.view.append(seconds)
+            seen.said.add(said.split(":")[0])
+            seen.wrong = max(seen.wrong, differing_rows(bench, stem))
+            print(f"n={n} d={d} {stem}: {seen.table[-1]:.2f}s {seconds:.2f}s {said}")
     return found
 
 
@@ -107,10 +117,10 @@ def main() -> None:
             found = rounds(bench, n, d, options.reps, rep)
             rep += options.reps
             for stem, seen in found.items():
-                table, view = statistics.median(seen["table"]), statistics.median(seen["view"])
-                ratio, paths = view / table, ", ".join(sorted(seen["said"]))
+                table, view = statistics.median(seen.table), statistics.median(seen.view)
+                ratio, paths = view / table, ", ".join(sorted(seen.said))
                 lines.append(
-                    f"| {stem} | {n:,} | {d:,} | {table:.2f} | {view:.2f} ({seen['wrong']}) | "
+                    f"| {stem} | {n:,} | {d:,} | {table:.2f} | {view:.2f} ({seen.wrong}) | "
                     f"{ratio:.2f} | {paths} |"
                 )
                 target = TARGET_SMALL if fraction <= 0.0001 else TARGET_ANY
