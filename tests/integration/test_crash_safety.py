@@ -4,14 +4,15 @@ two dbt processes building the same consumer at once never both consume.
 Each crash round changes the sources and runs the seven stream models at once (`--threads
 7`): the apply_changes mirror, the append-only audit, the insert-only stream of a file table,
 the view stream's mirror, a materialized view aggregating an outer join and two apply_cdc
-tables of change events, current state and every version (their tombstones written before
-the write). The process dies once all seven builds have reached the step (after pinning,
-during the write, after the commit but before the registry update; for the file stream,
-during the write is after its new file set was written). A plain build then recovers, and its
-data tests assert the invariants: the mirror equals its source, the append-only audit holds
-every order ever inserted exactly once, the events audit every row of every landed file, the
-view stream's mirror equals its view, the materialized view its query, the current-state
-table each key's newest event, and the history every event's version.
+tables of change events, current state and every version (their tombstones, and the
+history's kept events, written before the write; the history tracks no column, so a version
+lasts from one delete to the next). The process dies once all seven builds have reached the
+step (after pinning, during the write, after the commit but before the registry update; for
+the file stream, during the write is after its new file set was written). A plain build then
+recovers, and its data tests assert the invariants: the mirror equals its source, the
+append-only audit holds every order ever inserted exactly once, the events audit every row of
+every landed file, the view stream's mirror equals its view, the materialized view its query,
+the current-state table each key's newest event, and the history every event's version.
 
 The concurrency rounds then take the same project further: a Derby network server opens the
 metastore the crash rounds' processes used one at a time, so two dbt processes share it and

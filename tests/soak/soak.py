@@ -14,7 +14,8 @@ target with an independent recomputation from the sources (the mirror equals its
 audit holds every order once, the events audit every landed row once, the view mirror equals
 the view, the materialized view its query, the merge target holds every source row once, the
 history's open rows equal the source, the current-state table each key's newest event and the
-versions table every event's version): anything lost or duplicated fails them.
+versions table a version from each delete to the next, with its newest event's amount):
+anything lost or duplicated fails them.
 
     python -m tests.soak.soak --seed 7 --steps 2000
 

@@ -26,23 +26,33 @@ class Scd2Query(CdcQuery):
     def target_sequence(self) -> str:
         return START
 
-    def _chain(self, source: str, target: str | None, tombstones: str | None) -> str:
-        """WITH-clauses ending in `_cdc_chain`: the touched keys' versions, recomputed."""
+    def _ranked(
+        self, source: str, target: str | None, tombstones: str | None
+    ) -> tuple[list[str], list[str]]:
+        """WITH-clauses `_cdc_events` (the change set's) and `_cdc_versions` (the touched keys'
+        stored versions), and the ranked rows of every event they stand for: a stored version
+        (rank 1) before an end or tombstone (2), a new delete (3), a new upsert (4)."""
         keys, columns = column_list(self.key), column_list(self.columns)
         ctes = [f"_cdc_events as ({self._unique(source)})"]
         ranked = [
-            f"select {columns}, {SEQ}, {DELETE}, if({DELETE}, 2, 3) as _cdc_rank from _cdc_events"
+            f"select {columns}, {SEQ}, {DELETE}, if({DELETE}, 3, 4) as _cdc_rank from _cdc_events"
         ]
         if target is not None and tombstones is not None:
             touched = f"({keys}) in (select {keys} from _cdc_events)"
             ctes.append(f"_cdc_versions as (select * from {target} where {touched})")
             nulls = self._null_values()
             ranked += [
-                f"select {columns}, {START}, false, 0 from _cdc_versions",
-                f"select {nulls}, {END}, true, 1 from _cdc_versions where {END} is not null",
-                f"select {nulls}, {quote(SEQUENCE_COLUMN)}, true, 1 from {tombstones} "
+                f"select {columns}, {START}, false, 1 from _cdc_versions",
+                f"select {nulls}, {END}, true, 2 from _cdc_versions where {END} is not null",
+                f"select {nulls}, {quote(SEQUENCE_COLUMN)}, true, 2 from {tombstones} "
                 f"where {touched}",
             ]
+        return ctes, ranked
+
+    def _chain(self, source: str, target: str | None, tombstones: str | None) -> str:
+        """WITH-clauses ending in `_cdc_chain`: the touched keys' versions, recomputed."""
+        keys, columns = column_list(self.key), column_list(self.columns)
+        ctes, ranked = self._ranked(source, target, tombstones)
         ctes.append("_cdc_all as (" + " union all ".join(ranked) + ")")
         ctes.append(
             f"_cdc_one as (select * from (select *, row_number() over (partition by {keys}, "

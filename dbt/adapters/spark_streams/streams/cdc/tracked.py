@@ -56,22 +56,13 @@ class TrackedScd2Query(Scd2Query):
         """WITH-clauses ending in `_cdc_chain`: the touched keys' versions, recomputed from
         their events, consecutive upserts with equal tracked columns folded into one."""
         keys, columns = column_list(self.key), column_list(self.columns)
-        ctes = [f"_cdc_events as ({self._unique(source)})"]
-        ranked = [
-            f"select {columns}, {SEQ}, {DELETE}, if({DELETE}, 3, 4) as _cdc_rank from _cdc_events"
-        ]
-        if target is not None and tombstones is not None:
+        ctes, ranked = self._ranked(source, target, tombstones)
+        if target is not None:  # the kept events first (rank 0): they are what happened
             touched = f"({keys}) in (select {keys} from _cdc_events)"
-            ctes.append(f"_cdc_versions as (select * from {target} where {touched})")
-            nulls = self._null_values()
-            ranked += [
+            ranked.append(
                 f"select {columns}, {quote(SEQUENCE_COLUMN)}, {DELETE}, 0 "
-                f"from {self.events_table} where {touched}",
-                f"select {columns}, {START}, false, 1 from _cdc_versions",
-                f"select {nulls}, {END}, true, 2 from _cdc_versions where {END} is not null",
-                f"select {nulls}, {quote(SEQUENCE_COLUMN)}, true, 2 from {tombstones} "
-                f"where {touched}",
-            ]
+                f"from {self.events_table} where {touched}"
+            )
         tracked = self.config.tracked(self.values)
         key_order = f"partition by {keys} order by {SEQ}"
         changed = f"not ({self._same('o', 'o._cdc_prev', tracked)})" if tracked else "false"
