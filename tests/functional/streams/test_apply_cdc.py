@@ -1,9 +1,9 @@
 """incremental_strategy 'apply_cdc' as a user runs it: change events landing in a Delta table,
 read by an append_only stream, applied by dbt to a table of current state (with and without
 partial updates) and to a table of every version (SCD type 2, and type 2 with
-track_history_columns). Rounds of random
-events (inserts, updates, partial updates, deletes, duplicates, late events, ties broken by a
-struct sequence) land between builds; after each build every target equals the reference
+track_history_columns). Rounds of random events (inserts, updates, partial updates, deletes,
+duplicates, late events, ties broken by a struct sequence) land between builds (`dbt run
+--threads 4`, the four models at once); after each build every target equals the reference
 (tests/unit/cdc/reference.py) applied to all events so far, the offsets equal the landing
 table's version, and the tombstones hold the deletes. Then a column added to the events reaches
 the tracked history and its kept events; bad events: one sentence, nothing moved; and
@@ -100,7 +100,7 @@ class TestApplyCdc(DeltaProject):
             values = ", ".join("(" + ", ".join(map(literal, e)) + ")" for e in batch)
             sql(f"insert into {schema}.events values {values}")
             landed += batch
-            run_dbt(["run"])
+            run_dbt(["run", "--threads", "4"])
             want = rows(apply({}, as_events(landed, COLUMNS), ignore_null_updates=False))
             assert self.target(project, "current") == want, round_
             # partial updates compose in order: the reference applies the batches one by one
