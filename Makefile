@@ -296,7 +296,8 @@ bench-views: install
 bench-history: install
 	$(BIN)/python -m bench.history $(BENCH_ARGS)
 
-# A materialized view's refresh against recomputing its query as a table, side by side.
+# Materialized views' refreshes against recomputing their queries as tables, side by side:
+# sums, extremes (MIN/MAX) and customers LEFT JOIN orders; bench/mv.md.
 bench-mv: install
 	$(BIN)/python -m bench.mv $(BENCH_ARGS)
 
