@@ -1,0 +1,60 @@
+"""track_history_columns added to a history that was built without it: the model keeps no events
+yet, so its next build creates `<model>__cdc_events`, and the stored versions of each key its
+events touch stand for that key's events (as after a `dbt clone`): consecutive versions with
+equal tracked columns fold into one, and the keys it does not touch keep their versions.
+"""
+
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.delta import DeltaProject, sources_yml
+
+CONFIG = """{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
+    unique_key='id', sequence_by='ts', apply_as_deletes="op = 'D'", scd_type=2,
+    cdc_columns=['id', 'tier', 'logins']{tracked}) }}}}
+select * from {{{{ stream(source('landing', 'events'), mode='append_only') }}}}
+"""
+
+
+class TestTrackHistoryAddedToAHistory(DeltaProject):
+    @pytest.fixture(scope="class")
+    def models(self):  # the model as first written: every event a version
+        return {
+            "sources.yml": sources_yml("landing", "events"),
+            "tiers.sql": CONFIG.format(tracked=""),
+        }
+
+    def test_touched_keys_fold_and_the_others_stay(self, project):
+        schema, sql = project.test_schema, project.run_sql
+        sql(
+            f"create table {schema}.events (id int, tier string, logins int, op string, "
+            "ts bigint) using delta tblproperties (delta.enableChangeDataFeed = true)"
+        )
+        sql(
+            f"insert into {schema}.events values (1, 'gold', 1, 'U', 10), "
+            "(1, 'gold', 2, 'U', 12), (2, 'gold', 1, 'U', 10), (2, 'gold', 2, 'U', 12)"
+        )
+        run_dbt(["run"])
+        assert len(self.versions(project)) == 4  # every event a version
+        model = Path(project.project_root) / "models" / "tiers.sql"
+        model.write_text(CONFIG.format(tracked=", track_history_columns=['tier']"))
+        sql(f"insert into {schema}.events values (1, 'gold', 3, 'U', 20)")
+        run_dbt(["run"])
+        assert self.versions(project) == {
+            (1, 10, None, "gold", 3),  # its three events, one tier: one version
+            (2, 10, 12, "gold", 1),  # untouched: as it was
+            (2, 12, None, "gold", 2),
+        }
+        kept = sql(f"select id, ts_count from (select id, count(*) as ts_count from "
+                   f"{schema}.tiers__cdc_events group by id)", fetch="all")  # fmt: skip
+        assert {tuple(row) for row in kept} == {(1, 1)}  # the one event since
+
+    @staticmethod
+    def versions(project) -> set[tuple]:
+        found = project.run_sql(
+            f"select id, __start_at, __end_at, tier, logins from {project.test_schema}.tiers",
+            fetch="all",
+        )
+        return {tuple(row) for row in found}
