@@ -1,7 +1,8 @@
 """track_history_columns added to a history that was built without it: the model keeps no events
 yet, so its next build creates `<model>__cdc_events`, and the stored versions of each key its
 events touch stand for that key's events (as after a `dbt clone`): consecutive versions with
-equal tracked columns fold into one, and the keys it does not touch keep their versions.
+equal tracked columns fold into one, and the keys it does not touch keep their versions. The
+tombstones table, missing as after a `dbt clone`, is created empty beside them.
 """
 
 from pathlib import Path
@@ -41,7 +42,10 @@ class TestTrackHistoryAddedToAHistory(DeltaProject):
         model = Path(project.project_root) / "models" / "tiers.sql"
         model.write_text(CONFIG.format(tracked=", track_history_columns=['tier']"))
         sql(f"insert into {schema}.events values (1, 'gold', 3, 'U', 20)")
+        # and no tombstones either, as a `dbt clone` of the target has none: both start empty
+        sql(f"drop table {schema}.tiers__cdc_tombstones")
         run_dbt(["run"])
+        assert sql(f"select count(*) from {schema}.tiers__cdc_tombstones", fetch="one")[0] == 0
         assert self.versions(project) == {
             (1, 10, None, "gold", 3),  # its three events, one tier: one version
             (2, 10, 12, "gold", 1),  # untouched: as it was

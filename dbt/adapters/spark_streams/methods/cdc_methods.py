@@ -72,15 +72,10 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         if skipped and build is not None:
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         tombstones = self._tombstones(target)
-        held = self.get_relation(  # dbt's cache of the schema: no statement
-            target.database, target.schema, str(target.identifier) + TOMBSTONES_SUFFIX
-        )
-        if held is None:  # (a target that dbt clone copied has none: they start empty)
-            self.run_rows(
-                f"create table if not exists {tombstones} using delta as select "
-                f"{column_list(query.key)}, {query.target_sequence} as _cdc_sequence, "
-                f"current_timestamp() as _cdc_deleted_at from {target} where false"
-            )
+        self._create_aside(  # (a target that dbt clone copied has none: they start empty)
+            target, TOMBSTONES_SUFFIX, f"{column_list(query.key)}, {query.target_sequence} as "
+            "_cdc_sequence, current_timestamp() as _cdc_deleted_at",
+        )  # fmt: skip
         if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
             self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
             self.run_rows(query.tombstones_sql(source, tombstones, create=False))
@@ -115,16 +110,21 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     def _keep_events(self, query: TrackedScd2Query, target: BaseRelation, source: str) -> None:
         """The change set's events appended to the kept ones (a target that dbt clone copied
         has none: they start empty, and its stored versions stand for its events)."""
-        held = self.get_relation(
-            target.database, target.schema, str(target.identifier) + EVENTS_SUFFIX
-        )
+        self._create_aside(
+            target, EVENTS_SUFFIX, f"{column_list(query.columns)}, {query.target_sequence} as "
+            "_cdc_sequence, false as _cdc_delete",
+        )  # fmt: skip
+        self.run_rows(query.events_sql(source, create=False))
+
+    def _create_aside(self, target: BaseRelation, suffix: str, columns: str) -> None:
+        """The table beside the target, empty with `columns` (select items over the target),
+        where dbt's cache of the schema (no statement) does not hold it."""
+        held = self.get_relation(target.database, target.schema, str(target.identifier) + suffix)
         if held is None:
             self.run_rows(
-                f"create table if not exists {query.events_table} using delta as select "
-                f"{column_list(query.columns)}, __start_at as _cdc_sequence, false as "
-                f"_cdc_delete from {target} where false"
+                f"create table if not exists {self._aside(target, suffix)} using delta as "
+                f"select {columns} from {target} where false"
             )
-        self.run_rows(query.events_sql(source, create=False))
 
     def _check_events(self, model: str, query: CdcQuery, source: str) -> tuple[int, int, int]:
         """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out);

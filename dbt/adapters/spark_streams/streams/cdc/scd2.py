@@ -49,15 +49,21 @@ class Scd2Query(CdcQuery):
             ]
         return ctes, ranked
 
+    def _one_per_sequence(self, ranked: list[str]) -> list[str]:
+        """WITH-clauses `_cdc_all` (the ranked rows) and `_cdc_one`: one row per key and
+        sequence, the lowest rank's."""
+        return [
+            "_cdc_all as (" + " union all ".join(ranked) + ")",
+            f"_cdc_one as (select * from (select *, row_number() over (partition by "
+            f"{column_list(self.key)}, {SEQ} order by _cdc_rank) as _cdc_n from _cdc_all) "
+            "where _cdc_n = 1)",
+        ]
+
     def _chain(self, source: str, target: str | None, tombstones: str | None) -> str:
         """WITH-clauses ending in `_cdc_chain`: the touched keys' versions, recomputed."""
         keys, columns = column_list(self.key), column_list(self.columns)
         ctes, ranked = self._ranked(source, target, tombstones)
-        ctes.append("_cdc_all as (" + " union all ".join(ranked) + ")")
-        ctes.append(
-            f"_cdc_one as (select * from (select *, row_number() over (partition by {keys}, "
-            f"{SEQ} order by _cdc_rank) as _cdc_n from _cdc_all) where _cdc_n = 1)"
-        )
+        ctes += self._one_per_sequence(ranked)
         ctes.append(
             f"_cdc_chain as (select {columns}, {SEQ} as {START}, lead({SEQ}) over (partition "
             f"by {keys} order by {SEQ}) as {END}, {DELETE} from _cdc_one)"

@@ -67,9 +67,7 @@ class TrackedScd2Query(Scd2Query):
         key_order = f"partition by {keys} order by {SEQ}"
         changed = f"not ({self._same('o', 'o._cdc_prev', tracked)})" if tracked else "false"
         ctes += [
-            "_cdc_all as (" + " union all ".join(ranked) + ")",
-            f"_cdc_one as (select * from (select *, row_number() over (partition by {keys}, "
-            f"{SEQ} order by _cdc_rank) as _cdc_n from _cdc_all) where _cdc_n = 1)",
+            *self._one_per_sequence(ranked),
             # a version opens at a delete, after one, at a key's first event, and where a
             # tracked column differs from the event before
             f"_cdc_lagged as (select *, lag(struct(*)) over ({key_order}) as _cdc_prev "
