@@ -99,7 +99,7 @@ XDIST := -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder
 F := tests/functional/streams
 STORE_FUNCTIONAL := $(F)/test_seed_examples.py $(F)/test_changes.py $(F)/test_view_streams.py \
     $(F)/test_dbt_edges.py::TestRetryCloneAndRestore $(F)/test_dbt_edges.py::TestConsumerGone \
-    $(F)/test_system_time.py::TestSystemTime
+    $(F)/test_system_time.py::TestSystemTime $(F)/test_apply_cdc.py
 
 # The contract's tests: stream behaviour on an embedded session, dbt in-process. The
 # differential fuzz of streams against a model in Python (its longest module, close to three
@@ -135,9 +135,11 @@ integration: warm
 # scripts/with_stores.py (S3Proxy from Maven Central, PostgreSQL from Debian's packages) and
 # stopped after: tests/store/ (where tables and catalog entries land, the store's conditional
 # PUT, one build of a consumer at a time, refusals, two dbt processes at once) and the
-# functional modules of each stream kind and dbt command (docs/guides/object-storage.md; the
-# history's sources there keep in-commit timestamps, S3's Last-Modified having whole seconds).
-# STORE_ROUNDS=20 runs the two-processes test's rounds twenty times.
+# functional modules of each stream kind and dbt command, and apply_cdc's rounds with its
+# tombstones and kept events (docs/guides/object-storage.md; the history's sources there keep
+# in-commit timestamps, S3's Last-Modified having whole seconds). STORE_ROUNDS=20 runs the
+# two-processes test's rounds twenty times; STORE_TESTS names other modules to run there (the
+# Debezium files of test_apply_cdc_debezium.py land on the store too).
 STORE_TESTS ?= tests/store $(STORE_FUNCTIONAL) $(F)/test_history.py::TestHistory
 test-store: warm
 	rm -rf build/stores

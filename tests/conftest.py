@@ -28,25 +28,31 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# The longest test modules of each tier, longest first (`make measure` measures them). The tiers
-# run on pytest-xdist workers, each module or class on one worker; handing the
-# long ones out first keeps the run from ending on one of them while the other workers idle.
+# The longest test modules of each tier, longest first (their seconds in a fresh-clone CI run
+# on a slow day; `make measure` measures them). The tiers run on pytest-xdist workers, each
+# module or class on one worker; handing the long ones out first keeps the run from ending on
+# one of them while the other worker idles.
 LONGEST_FIRST = (
-    "tests/integration/test_spark_connect.py",
-    "tests/integration/test_crash_safety.py",
+    "tests/integration/test_spark_connect.py",  # 760 s
+    "tests/integration/test_crash_safety.py",  # 520 s
     "tests/integration/adapter/suites/test_features.py",
     "tests/integration/adapter/suites/test_incremental.py",
+    "tests/store/test_two_processes.py",  # 300 s
     "tests/functional/streams/test_fuzz.py",
-    "tests/functional/streams/test_threads.py",
-    "tests/functional/streams/test_dbt_edges.py",
-    "tests/functional/streams/test_staleness.py",
-    "tests/functional/streams/test_history.py",
-    "tests/functional/streams/test_system_time.py",
-    "tests/functional/streams/test_view_fuzz.py",
-    "tests/functional/streams/test_view_streams.py",
-    "tests/functional/streams/test_source_schema_change.py",
-    "tests/functional/streams/test_view_paths.py",
-    "tests/functional/streams/test_file_streams.py",
+    "tests/functional/streams/test_dbt_edges.py",  # 270 s on the object store
+    "tests/functional/streams/test_apply_cdc.py",  # 130 s, 175 s on the object store
+    "tests/functional/streams/test_materialized_views.py",  # 135 s
+    "tests/functional/streams/test_history.py",  # 125 s
+    "tests/functional/streams/test_system_time.py",  # 120 s on the object store
+    "tests/functional/streams/test_view_paths.py",  # 105 s
+    "tests/functional/streams/test_view_streams.py",  # 100 s on the object store
+    "tests/functional/streams/test_view_fuzz.py",  # 90 s
+    "tests/functional/streams/test_source_schema_change.py",  # 90 s
+    "tests/functional/streams/test_threads.py",  # 85 s
+    "tests/functional/streams/test_append_path.py",  # 75 s
+    "tests/functional/streams/test_staleness.py",  # 70 s
+    "tests/functional/streams/test_file_streams.py",  # 70 s
+    "tests/functional/streams/test_type_widening.py",  # 65 s
 )
 
 

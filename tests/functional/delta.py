@@ -72,6 +72,27 @@ def run_in_one_session(project: Any, *statements: str) -> list[Any]:
         return [project.adapter.execute(sql, fetch=True)[1] for sql in statements]
 
 
+class Landing:
+    """A folder where files land for an insert-only stream: beside the warehouse (on the object
+    store under `make test-store`, else on the local disk), written through Hadoop's file system
+    as any producer's objects would be (one object per file, no temporary name)."""
+
+    def __init__(self, spark: Any, warehouse: str, name: str) -> None:
+        self._jvm = spark._jvm
+        self.location = f"{warehouse.rstrip('/').rsplit('/', 1)[0]}/landing/{name}"
+        folder = self._jvm.org.apache.hadoop.fs.Path(self.location)
+        self._fs = folder.getFileSystem(spark._jsc.hadoopConfiguration())
+        self._fs.mkdirs(folder)
+
+    def put(self, name: str, text: str) -> None:
+        path = self._jvm.org.apache.hadoop.fs.Path(f"{self.location}/{name}")
+        out = self._fs.create(path, True)
+        try:
+            out.write(text.encode())
+        finally:
+            out.close()
+
+
 class DeltaProject:
     """Base for test classes whose project builds models, seeds and snapshots on Delta."""
 

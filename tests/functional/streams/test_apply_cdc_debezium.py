@@ -14,7 +14,8 @@ import random
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.delta import DeltaProject, sources_yml
+from tests.conftest import session_credentials
+from tests.functional.delta import DeltaProject, Landing, sources_yml
 from tests.functional.streams.test_dbt_edges import messages
 from tests.unit.cdc.reference import TRUNCATE, apply, rows, versions
 
@@ -59,10 +60,13 @@ class TestDebeziumFeed(DeltaProject):
     def models(self):
         return {"sources.yml": SOURCES, "customers.sql": CURRENT, "history.sql": HISTORY}
 
-    def test_files_of_envelopes_into_current_state_and_history(self, project, tmp_path_factory):
-        folder = tmp_path_factory.mktemp("debezium")
+    def test_files_of_envelopes_into_current_state_and_history(self, project, spark, spark_home):
         schema, sql = project.test_schema, project.run_sql
-        sql(f"create table {schema}.customers_cdc {SCHEMA} using json location '{folder}'")
+        warehouse = str(session_credentials(spark_home).warehouse_dir)
+        folder = Landing(spark, warehouse, f"debezium-{schema}")
+        sql(
+            f"create table {schema}.customers_cdc {SCHEMA} using json location '{folder.location}'"
+        )
         rng, landed = random.Random(11), []
         for round_ in range(3):
             for file in range(2):  # the second file's events may be older: out of order
@@ -72,7 +76,7 @@ class TestDebeziumFeed(DeltaProject):
                     truncate = {"before": None, "after": None, "op": "t", "ts_ms": base + 3}
                     batch.insert(3, {**truncate, "source": {"lsn": 0}})
                 lines = "\n".join(json.dumps(e) for e in batch)
-                (folder / f"events-{round_}-{file}.json").write_text(lines + "\n")
+                folder.put(f"events-{round_}-{file}.json", lines + "\n")
                 landed += batch
             results = run_dbt(["run"])
             events = as_events(landed)
@@ -99,7 +103,7 @@ class TestDebeziumFeed(DeltaProject):
         assert not {"op", "ts_ms", "source", "before", "after"} & set(columns)
 
         bad = {**envelope(rng, 1, 9000), "op": "x"}
-        (folder / "events-bad.json").write_text(json.dumps(bad) + "\n")
+        folder.put("events-bad.json", json.dumps(bad) + "\n")
         failed = run_dbt(["run", "-s", "customers"], expect_pass=False)
         said = " ".join(messages(failed)["customers"].split())
         assert (
