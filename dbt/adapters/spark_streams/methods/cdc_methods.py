@@ -1,6 +1,7 @@
 """The adapter's side of incremental_strategy 'apply_cdc' (streams/cdc/): the check of the
 events, the tombstones, and the target's write."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 from dbt.adapters.base import BaseRelation, available
@@ -14,8 +15,10 @@ from dbt.adapters.spark_streams.streams.cdc.config import (
 )
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
+from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT, purge_due
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
 from dbt.adapters.spark_streams.streams.sql.catalog import column_names
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
 
@@ -24,6 +27,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     """Mixed into the adapter (AdapterMeta collects its @available methods)."""
 
     run_rows: Any
+    _run_with_confs: Any
     stream_consumer: Any
     get_relation: Any
     _node: Any
@@ -77,8 +81,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             "_cdc_sequence, current_timestamp() as _cdc_deleted_at",
         )  # fmt: skip
         if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
-            self.run_rows(purge_sql(tombstones, query.config.tombstone_retention_days))
-            self.run_rows(query.tombstones_sql(source, tombstones, create=False))
+            self._purge_when_due(tombstones, query.config.tombstone_retention_days)
+            self._run_with_confs()(query.tombstones_sql(source, tombstones, False), NO_CHECKSUM)
         if isinstance(query, TrackedScd2Query):
             self._keep_events(query, target, source)
         return query.merge_sql(source, str(target), tombstones, truncated=bool(truncates))
@@ -114,7 +118,21 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             target, EVENTS_SUFFIX, f"{column_list(query.columns)}, {query.target_sequence} as "
             "_cdc_sequence, false as _cdc_delete",
         )  # fmt: skip
-        self.run_rows(query.events_sql(source, create=False))
+        self._run_with_confs()(query.events_sql(source, create=False), NO_CHECKSUM)
+
+    def _purge_when_due(self, tombstones: str, days: int) -> None:
+        """Tombstones past the retention purged, when the last purge (the table's PURGED_AT)
+        is as old as purge_interval(days): a purge that finds nothing costs a scan of the
+        table, and most builds would find nothing."""
+        rows = self.run_rows(f"show tblproperties {tombstones}")
+        held = {str(row.get("key")): row.get("value") for row in rows}
+        now = datetime.now(UTC)
+        if not purge_due(held.get(PURGED_AT), now, days):
+            return
+        self.run_rows(purge_sql(tombstones, days))
+        self.run_rows(
+            f"alter table {tombstones} set tblproperties ('{PURGED_AT}' = '{now.isoformat()}')"
+        )
 
     def _create_aside(self, target: BaseRelation, suffix: str, columns: str) -> None:
         """The table beside the target, empty with `columns` (select items over the target),

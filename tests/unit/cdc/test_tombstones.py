@@ -1,0 +1,29 @@
+"""When a build purges its model's tombstones (streams/cdc/tombstones.py)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGE_INTERVAL, purge_due
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("purged_at", "days", "due"),
+    [
+        (None, 2, True),  # never purged
+        ("", 2, True),
+        ((NOW - PURGE_INTERVAL).isoformat(), 2, True),  # an interval ago
+        ((NOW - PURGE_INTERVAL + timedelta(seconds=1)).isoformat(), 2, False),
+        ((NOW - timedelta(minutes=5)).isoformat(), 2, False),
+        ((NOW - timedelta(minutes=5)).isoformat(), 0, True),  # no retention: every build
+        ((NOW + timedelta(minutes=5)).isoformat(), 2, True),  # a clock that went back
+        ("2026-11-30T11:59:00", 2, True),  # no zone: not trusted
+        ("yesterday", 2, True),  # not a time
+        ("2026-11-30T11:55:00Z", 2, False),  # another spelling of UTC
+        ("2026-11-30T12:55:00+01:00", 2, False),  # another zone: five minutes ago
+    ],
+)
+def test_a_purge_is_due_an_interval_after_the_last(purged_at, days, due):
+    assert purge_due(purged_at, NOW, days) is due
