@@ -121,9 +121,10 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         self._run_with_confs()(query.events_sql(source, create=False), NO_CHECKSUM)
 
     def _purge_when_due(self, tombstones: str, days: int) -> None:
-        """Tombstones past the retention purged, when the last purge (the table's PURGED_AT)
-        is as old as purge_interval(days): a purge that finds nothing costs a scan of the
-        table, and most builds would find nothing."""
+        """Tombstones past the retention purged when a purge is due (streams/cdc/tombstones.py:
+        the last one, the table's PURGED_AT, an hour ago): a purge that finds nothing still
+        scans the table, and most builds would find nothing. A build that fails after the
+        DELETE purges again next time, which deletes nothing more."""
         rows = self.run_rows(f"show tblproperties {tombstones}")
         held = {str(row.get("key")): row.get("value") for row in rows}
         now = datetime.now(UTC)
