@@ -19,7 +19,7 @@ from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT, purge_d
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
-from dbt.adapters.spark_streams.streams.sql.catalog import column_names
+from dbt.adapters.spark_streams.streams.sql.catalog import column_names, table_properties
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
 
 
@@ -125,10 +125,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         the last one, the table's PURGED_AT, an hour ago): a purge that finds nothing still
         scans the table, and most builds would find nothing. A build that fails after the
         DELETE purges again next time, which deletes nothing more."""
-        rows = self.run_rows(f"show tblproperties {tombstones}")
-        held = {str(row.get("key")): row.get("value") for row in rows}
         now = datetime.now(UTC)
-        if not purge_due(held.get(PURGED_AT), now, days):
+        if not purge_due(table_properties(self.run_rows, tombstones).get(PURGED_AT), now, days):
             return
         self.run_rows(purge_sql(tombstones, days))
         self.run_rows(

@@ -21,7 +21,7 @@ from dbt.adapters.spark_streams.streams.mv.plan import (
     fingerprint_of,
     plan_materialized_view,
 )
-from dbt.adapters.spark_streams.streams.sql.catalog import column_names, is_view
+from dbt.adapters.spark_streams.streams.sql.catalog import column_names, is_view, table_properties
 from dbt.adapters.spark_streams.streams.sql.quoting import quote_path
 from dbt.adapters.spark_streams.streams.views.definition import builtin_lookup
 
@@ -89,8 +89,7 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
     def _built_with(self, existing: BaseRelation) -> dict[str, str]:
         """The fingerprints of the definition and configuration the target was built with,
         if this materialization built it."""
-        rows = self.run_rows(f"show tblproperties {existing}")
-        found = {str(row.get("key")): row.get("value") for row in rows}
+        found = table_properties(self.run_rows, str(existing))
         return {k: str(found[k]) for k in (FINGERPRINT, CONFIG_FINGERPRINT) if k in found}
 
     @available

@@ -20,6 +20,7 @@ from dbt.adapters.spark_streams.streams.builds.config import (
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeStates
 from dbt.adapters.spark_streams.streams.mv.plan import REFRESH_PATH
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
+from dbt.adapters.spark_streams.streams.sql.catalog import table_properties
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunWithConfs
 from dbt.adapters.spark_streams.streams.status.explain import explain_consumer
 from dbt.adapters.spark_streams.streams.status.freshness import freshness_failures
@@ -67,8 +68,8 @@ class StreamOperations(metaclass=AdapterMeta):
         name = str(target) if target is not None else None
         refresh = ""
         if consumer.materialized_view and target is not None:
-            rows = self.run_rows(f"show tblproperties {target}")
-            refresh = next((str(r["value"]) for r in rows if r.get("key") == REFRESH_PATH), "")
+            properties = table_properties(self.run_rows, str(target))
+            refresh = str(properties[REFRESH_PATH]) if REFRESH_PATH in properties else ""
         return explain_consumer(self.run_rows, self._registry(), node_id, name, consumer, refresh)
 
     @available

@@ -13,6 +13,7 @@ from dbt.adapters.spark_streams.streams.sql.catalog import (
     detailed_info,
     reader_label,
     spell_columns,
+    table_properties,
 )
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 
@@ -103,7 +104,7 @@ def inspect_source(
         )
     columns = column_names(described)
     _check_column_names(stream, name, columns)
-    properties = {row["key"]: row["value"] for row in run(f"show tblproperties {name}")}
+    properties = table_properties(run, name)
     return SourceTable(
         name=name,
         columns=columns,

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.sql.catalog import table_properties
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 
@@ -200,7 +201,7 @@ def widen_target(
     be."""
     if not changes:
         return WideningPlan([], [])
-    properties = {row["key"]: row["value"] for row in run(f"show tblproperties {target}")}
+    properties = table_properties(run, target)
     enabled = str(properties.get(TYPE_WIDENING, "")).lower() == "true"
     plan = widenings(model, target, changes, on_schema_change, enabled)
     for change in plan.apply:

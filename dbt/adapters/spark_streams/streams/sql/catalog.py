@@ -113,6 +113,11 @@ def table_bytes(run: RunSql, table: str) -> int:
     return int(detail.get("sizeInBytes") or 0)
 
 
+def table_properties(run: RunSql, table: str) -> dict[str, Any]:
+    """SHOW TBLPROPERTIES of a table: each key and its value."""
+    return {str(row["key"]): row["value"] for row in run(f"show tblproperties {table}")}
+
+
 def as_key(value: Any) -> tuple[str, ...]:
     """A unique_key as dbt accepts it (a name, a list of names, or nothing) as a tuple."""
     if value is None or value == "":
