@@ -6,9 +6,12 @@ A combination's virtualenv is kept per machine, like the Delta jars, under
 ~/.cache/dbt-spark-streams/venvs (named by its constraints and setup.cfg, so a change of
 either builds a new one); each run installs this clone into it again, without dependencies.
 The combinations run two at a time. With the oldest dbt-core, the project is also built over
-a Spark Connect server of that Spark (but the newest, whose Connect server `make integration`
-runs as a cluster); with the newest dbt-core and Spark, dbt-spark's own
-functional tests run too (scripts/peer_suite.py; on dbt-core 1.12 nothing is deselected).
+a Spark Connect server of that Spark, but the newest Spark's (whose Connect server `make
+integration` runs as a cluster): there the project is built over dbt-spark's `thrift` method
+instead, against a Spark Thrift Server with a PostgreSQL metastore, killed the moment a MERGE
+commits (scripts/with_thrift.py, as `make test-thrift-ci`). With the newest dbt-core and Spark,
+dbt-spark's own functional tests run too (scripts/peer_suite.py; on dbt-core 1.12 nothing is
+deselected).
 
 Prints each combination's result and minutes; the table replaces the one in
 docs/reference/dbt-compatibility.md. Each combination's output: build/matrix/<name>.log.
@@ -59,6 +62,15 @@ class Combination:
         return self.dbt == DBT_LINES[0] and self.spark != SPARK_LINES[-1]
 
     @property
+    def thrift(self) -> bool:
+        # the oldest dbt-core with the newest Spark: the project over a Spark Thrift Server
+        return (self.dbt, self.spark) == (DBT_LINES[0], SPARK_LINES[-1])
+
+    @property
+    def extras(self) -> str:
+        return "dev,connect,thrift" if self.thrift else "dev,connect"
+
+    @property
     def peer(self) -> bool:
         return (self.dbt, self.spark) == (DBT_LINES[-1], SPARK_LINES[-1])
 
@@ -88,6 +100,8 @@ def environment(combination: Combination, log: IO[str]) -> Path | None:
     key = hashlib.sha256()
     for source in [*combination.constraints, REPO / "setup.cfg"]:
         key.update(source.read_bytes())
+    if combination.thrift:
+        key.update(combination.extras.encode())
     venv = cache_root() / "venvs" / f"{combination.name}-{key.hexdigest()[:12]}"
     # --no-compile: Python compiles what a combination imports as it imports it; pip's
     # compiling every file of PySpark and dbt up front took half of a new virtualenv's minute
@@ -95,9 +109,10 @@ def environment(combination: Combination, log: IO[str]) -> Path | None:
     if not (venv / "ready").exists():
         shutil.rmtree(venv, ignore_errors=True)
         constraints = [arg for path in combination.constraints for arg in ("-c", str(path))]
+        project = f"{REPO}[{combination.extras}]"
         if not (run([sys.executable, "-m", "venv", str(venv)], log)
                 and run([*pip, "--upgrade", "pip"], log)
-                and run([*pip, *constraints, "-e", f"{REPO}[dev,connect]"], log)):  # fmt: skip
+                and run([*pip, *constraints, "-e", project], log)):  # fmt: skip
             return None
         (venv / "ready").touch()
     elif not run([*pip, "--no-deps", "-e", str(REPO)], log):
@@ -112,13 +127,21 @@ def check(combination: Combination) -> Result:
     with (WORK / f"{combination.name}.log").open("w") as log:
         venv = environment(combination, log)
         python = str(venv / "bin" / "python") if venv else ""
-        script = ["-u", "scripts/compat_run.py", str(WORK / combination.name)]
-        passed = bool(venv) and run(
-            [python, *script, *(["--connect"] if combination.connect else [])], log, cwd=REPO
-        )
+        passed = bool(venv) and run(compat_command(combination, python), log, cwd=REPO)
         if passed and combination.peer:
             passed = run([python, "scripts/peer_suite.py"], log, cwd=REPO)
     return summary(combination, passed, (time.monotonic() - began) / 60)
+
+
+def compat_command(combination: Combination, python: str) -> list[str]:
+    """The compatibility project's run in the combination (over thrift: beside a Spark Thrift
+    Server and PostgreSQL that scripts/with_thrift.py starts, from the combination's PySpark)."""
+    script = [python, "-u", "scripts/compat_run.py", str(WORK / combination.name)]
+    if combination.thrift:
+        server = str(WORK / f"{combination.name}-server")
+        shutil.rmtree(server, ignore_errors=True)
+        return [python, "scripts/with_thrift.py", server, "--", *script, "--thrift"]
+    return [*script, *(["--connect"] if combination.connect else [])]
 
 
 def summary(combination: Combination, passed: bool, minutes: float) -> Result:
@@ -131,6 +154,8 @@ def summary(combination: Combination, passed: bool, minutes: float) -> Result:
     steps = ["the compatibility project"]
     if combination.connect:
         steps.append("over Spark Connect")
+    if combination.thrift:
+        steps.append("over `thrift` (a Spark Thrift Server, killed as a MERGE commits)")
     if combination.peer:
         peer = re.findall(r"=+ (\d+ passed[^=]*) in ", text)
         steps.append(f"dbt-spark's tests ({peer[-1].strip()})" if peer else "dbt-spark's tests")
@@ -165,8 +190,9 @@ def main() -> int:
     args = parser.parse_args()
     chosen = [c for c in combinations() if not args.only or c.name in args.only]
     WORK.mkdir(parents=True, exist_ok=True)
-    # the longest first (dbt-spark's tests, then a Connect server's), so the lanes end together
-    longest_first = sorted(chosen, key=lambda c: (c.peer, c.connect), reverse=True)
+    # the longest first (dbt-spark's tests, the Thrift Server's, then a Connect server's), so
+    # the lanes end together
+    longest_first = sorted(chosen, key=lambda c: (c.peer, c.thrift, c.connect), reverse=True)
     with ThreadPoolExecutor(args.lanes) as lanes:
         done = dict(zip(longest_first, lanes.map(check, longest_first), strict=True))
     results = [done[combination] for combination in chosen]

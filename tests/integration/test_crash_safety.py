@@ -8,11 +8,16 @@ tables of change events, current state and every version (their tombstones, and 
 history's kept events, written before the write; the history tracks no column, so a version
 lasts from one delete to the next). The process dies once all seven builds have reached the
 step (after pinning, during the write, after the commit but before the registry update; for
-the file stream, during the write is after its new file set was written). A plain build then
-recovers, and its data tests assert the invariants: the mirror equals its source, the
-append-only audit holds every order ever inserted exactly once, the events audit every row of
-every landed file, the view stream's mirror equals its view, the materialized view its query,
-the current-state table each key's newest event, and the history every event's version.
+the file stream, during the write is after its new file set was written). The rounds follow
+one another, each killed at the next step, so each killed run starts from the state the one
+before it died in: the run killed during its write recovers from builds killed after their
+pins, the run killed after its commits from writes killed halfway. A plain build then
+recovers from commits whose offsets the registry never heard of, and its data tests assert
+the invariants over all three rounds' changes: the mirror equals its source, the append-only
+audit holds every order ever inserted exactly once, the events audit every row of every
+landed file, the view stream's mirror equals its view, the materialized view its query, the
+current-state table each key's newest event, and the history every event's version. A round
+lost or consumed twice by any recovery fails them.
 
 The concurrency rounds then take the same project further: a Derby network server opens the
 metastore the crash rounds' processes used one at a time, so two dbt processes share it and
@@ -99,12 +104,12 @@ def killed_at(project: Path, step: str, env: dict[str, str] | None = None) -> No
     assert crashed.returncode == -9, crashed.stdout + crashed.stderr
 
 
-@pytest.mark.parametrize("step", STEPS)
-def test_killed_build_then_recovery(project: Path, step: str) -> None:
-    killed_at(project, step)
-    wait_for_jvm_exit(project / "metastore")
-    # the next step's crash, or the concurrency rounds, consume after this recovery: a
-    # recovery that left a batch to consume again fails their invariants
+def test_builds_killed_at_each_step_then_recovery(project: Path) -> None:
+    for step in STEPS:
+        killed_at(project, step)
+        wait_for_jvm_exit(project / "metastore")
+    # the concurrency rounds consume after this recovery: a recovery that left a batch to
+    # consume again fails their invariants
     assert_invariants(run_dbt_process(project, "build"))
 
 

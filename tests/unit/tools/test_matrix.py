@@ -25,6 +25,29 @@ def test_connect_servers_for_the_older_spark_lines_and_the_peer_suite_once() -> 
     assert peer == ["dbt-1.12+spark-4.2"]
 
 
+def test_the_newest_spark_with_the_oldest_dbt_runs_over_a_thrift_server(logs: Path) -> None:
+    thrift = [c for c in matrix.combinations() if c.thrift]
+    assert [c.name for c in thrift] == ["dbt-1.11+spark-4.2"]
+    assert thrift[0].extras == "dev,connect,thrift"
+    assert {c.extras for c in matrix.combinations() if not c.thrift} == {"dev,connect"}
+    command = matrix.compat_command(thrift[0], "/venv/bin/python")
+    server = str(logs / "dbt-1.11+spark-4.2-server")
+    assert command == [
+        "/venv/bin/python", "scripts/with_thrift.py", server, "--",
+        "/venv/bin/python", "-u", "scripts/compat_run.py", str(logs / "dbt-1.11+spark-4.2"),
+        "--thrift",
+    ]  # fmt: skip
+    connect = matrix.compat_command(matrix.Combination("1.11", "4.0"), "py")
+    assert connect == ["py", "-u", "scripts/compat_run.py", str(logs / "dbt-1.11+spark-4.0"),
+                       "--connect"]  # fmt: skip
+    (logs / "dbt-1.11+spark-4.2.log").write_text("passed\n")
+    steps = matrix.summary(thrift[0], True, 3.0).steps
+    assert steps == (
+        "the compatibility project, over `thrift` (a Spark Thrift Server, killed as a MERGE "
+        "commits)"
+    )
+
+
 def test_the_pins_are_the_ends_setup_cfg_accepts() -> None:
     setup = (matrix.REPO / "setup.cfg").read_text()
     assert "dbt-core>=1.11.2,<1.13" in setup and "pyspark>=4.0.1,<4.3" in setup
