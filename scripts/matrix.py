@@ -127,10 +127,16 @@ def check(combination: Combination) -> Result:
     with (WORK / f"{combination.name}.log").open("w") as log:
         venv = environment(combination, log)
         python = str(venv / "bin" / "python") if venv else ""
+        shutil.rmtree(server_home(combination), ignore_errors=True)  # the last run's servers
         passed = bool(venv) and run(compat_command(combination, python), log, cwd=REPO)
         if passed and combination.peer:
             passed = run([python, "scripts/peer_suite.py"], log, cwd=REPO)
     return summary(combination, passed, (time.monotonic() - began) / 60)
+
+
+def server_home(combination: Combination) -> Path:
+    """Where a combination's Thrift Server and PostgreSQL keep their state."""
+    return WORK / f"{combination.name}-server"
 
 
 def compat_command(combination: Combination, python: str) -> list[str]:
@@ -138,8 +144,7 @@ def compat_command(combination: Combination, python: str) -> list[str]:
     Server and PostgreSQL that scripts/with_thrift.py starts, from the combination's PySpark)."""
     script = [python, "-u", "scripts/compat_run.py", str(WORK / combination.name)]
     if combination.thrift:
-        server = str(WORK / f"{combination.name}-server")
-        shutil.rmtree(server, ignore_errors=True)
+        server = str(server_home(combination))
         return [python, "scripts/with_thrift.py", server, "--", *script, "--thrift"]
     return [*script, *(["--connect"] if combination.connect else [])]
 
