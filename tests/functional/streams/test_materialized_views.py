@@ -55,8 +55,18 @@ SOURCE_REFS = {
 
 # The same query, estimated: with rebuild_min_bytes 0 the view stream's estimate runs on these
 # small tables, where any change reads every file, so a refresh recomputes the whole query.
+# And extremes of one table: its change's terms read nothing else, but a deleted extremum's
+# group is recomputed from the whole input, which the estimate counts.
 QUERIES["revenue_estimated"] = QUERIES["revenue_by_customer"]
-CONFIGS = {"revenue_estimated": ", rebuild_min_bytes=0"}
+QUERIES["extremes_estimated"] = (
+    "select customer_id, count(*) as orders, min(amount) as smallest, max(amount) as largest\n"
+    "from {orders} group by customer_id"
+)
+CONFIGS = {
+    "revenue_estimated": ", rebuild_min_bytes=0",
+    "extremes_estimated": ", rebuild_min_bytes=0",
+}
+RECOMPUTED = "recomputing groups from the whole input"
 
 
 def model(name: str) -> str:
@@ -80,7 +90,7 @@ class TestMaterializedViews(DeltaProject):
             "(12, 2, 'paid', 3.25), (13, 3, 'cancelled', 9.0), (14, 3, 'paid', null)"
         )
         _, first = run_dbt_and_capture(["run"])
-        assert first.count("OK, built from its sources' current rows") == 7
+        assert first.count("OK, built from its sources' current rows") == 8
         assert "OK, refreshed fully: a window function at line 3" in first
         self.check_all(project)
 
@@ -91,14 +101,12 @@ class TestMaterializedViews(DeltaProject):
         sql(f"insert into {schema}.customers values (4, 'north')")
         _, second = run_dbt_and_capture(["run"])
         assert "OK, refreshed incrementally: " in second and "groups changed" in second
-        estimated = next(
-            line
-            for line in second.splitlines()
-            if ".revenue_estimated " in line and " OK " in line
-        )
-        assert (
-            "OK, refreshed fully: the change would scan 100% of what a rebuild scans" in estimated
-        )
+        for name in ("revenue_estimated", "extremes_estimated"):
+            estimated = next(
+                line for line in second.splitlines() if f".{name} " in line and " OK " in line
+            )
+            assert "OK, refreshed fully: the change would scan " in estimated, estimated
+            assert RECOMPUTED in estimated, estimated
         self.check_all(project)
 
         sql(f"delete from {schema}.orders where customer_id = 2")  # a group disappears
@@ -128,6 +136,9 @@ class TestMaterializedViews(DeltaProject):
         )
         assert explained[1].startswith("stream revenue_by_customer on view ")
         assert any("path: incremental" in line for line in explained), explained
+        extremes = explain(project, "extremes_estimated")
+        assert any("path: rebuild (the change would scan " in line and RECOMPUTED in line
+                   for line in extremes), extremes  # fmt: skip
         joined = explain(project, "customer_revenue")
         assert joined[0] == (
             "customer_revenue (materialized_view; incremental: the groups each table's change "

@@ -166,13 +166,19 @@ def plan(sizes: dict[str, int], scanned: int, changed=("orders",)) -> tuple[Cost
 
 def test_the_estimate_is_skipped_under_the_models_rebuild_min_bytes() -> None:
     run, read = plan({"orders": 600, "customers": 400}, 300)
-    assert estimate(run, 1001, read) is None
+    assert estimate(run, config(rebuild_min_bytes=1001), read) is None
     assert not any(s.startswith("explain cost") for s in run.statements)
-    assert estimate(run, 1000, read) == ViewCost(300, 1000)
+    assert estimate(run, config(rebuild_min_bytes=1000), read) == ViewCost(300, 1000)
     assert run.statements[-1] == (
         f"explain cost select * from {CUSTOMERS} version as of 1 "
         "where (`id` between 4 and 5 or `id` between 9 and 9)"
     )
+
+
+def test_a_materialized_view_recomputing_groups_counts_its_whole_input() -> None:
+    run, read = plan({"orders": 600, "customers": 400}, 300)
+    recomputing = replace(config(rebuild_min_bytes=1000), recomputes_input=True)
+    assert estimate(run, recomputing, read) == ViewCost(1300, 1000, recomputes=True)
 
 
 def consumer_build(consumer: str | None = CONSUMER, **settings) -> StreamBuild:

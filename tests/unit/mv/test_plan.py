@@ -6,6 +6,7 @@ from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.mv.plan import (
     CONFIG_FINGERPRINT,
     FINGERPRINT,
+    RECOMPUTES_INPUT,
     REFRESH_PATH,
     Configuration,
     plan_materialized_view,
@@ -30,6 +31,7 @@ def test_a_first_build_rebuilds_and_a_later_one_with_the_same_definition_refresh
         FINGERPRINT: first.fingerprint,
         CONFIG_FINGERPRINT: "",
         REFRESH_PATH: "incremental: its aggregates are kept from the change",
+        RECOMPUTES_INPUT: "false",
     }
     later = plan(built_from=first.fingerprint)
     assert later.incremental and not later.rebuild
@@ -52,6 +54,26 @@ def test_a_query_that_cannot_refresh_incrementally_refreshes_fully_and_says_why(
     )
     assert full.properties == {}
     assert plan(MART, refresh="full").reason == "refresh: 'full'"
+
+
+def test_a_refresh_that_recomputes_groups_reads_its_whole_input() -> None:
+    """What the view stream's estimate counts: kept aggregates read only the change; a MIN or
+    MAX (a deleted extremum), COUNT(DISTINCT) or HAVING recompute groups from the input; an
+    outer join's refresh is not estimated through a view stream at all."""
+    assert not plan().recomputes_input
+    for recomputing in (
+        MART.replace("sum(amount)", "max(amount)"),
+        MART.replace("sum(amount)", "min(amount)"),
+        MART.replace("sum(amount)", "count(distinct amount)"),
+        MART + " having count(*) > 1",
+    ):
+        built = plan(recomputing)
+        assert built.recomputes_input, recomputing
+        assert built.properties[RECOMPUTES_INPUT] == "true"
+    joined = "select c.region, count(o.id) as orders from shop.customers c "
+    joined += "left join shop.orders o on o.customer_id = c.id group by c.region"
+    assert plan(joined).joined and not plan(joined).recomputes_input
+    assert not plan(WINDOW).recomputes_input
 
 
 def test_refresh_incremental_fails_with_the_construct_and_its_line() -> None:

@@ -86,3 +86,21 @@ def test_the_threshold_is_half_of_a_rebuild() -> None:
     assert ViewCost(50, 100).rebuild_is_cheaper and REBUILD_FRACTION == 0.5
     assert not ViewCost(49, 100).rebuild_is_cheaper
     assert not ViewCost(0, 0).rebuild_is_cheaper
+
+
+def test_a_refresh_recomputing_groups_also_reads_the_whole_input() -> None:
+    """A materialized view whose refresh recomputes groups (a MIN or MAX, COUNT(DISTINCT),
+    HAVING) reads its input whole beside the terms: never less than a rebuild scans."""
+    view = view_of("join")
+    spans = intervals(view, {"customers"})
+    sizes = TableSizes(explaining("250 B"))
+    pruned = ViewPlan(view, spans, {1: {0: "`cid` between 1 and 2"}}, sizes)
+    cost = pruned.cost(explaining("250 B"), recomputes=True)
+    assert (cost.incremental_bytes, cost.rebuild_bytes) == (1350, 1100)
+    assert cost.rebuild_is_cheaper
+    assert cost.reason() == (
+        "the change would scan 123% of what a rebuild scans (1.3 KiB of 1.1 KiB), "
+        "recomputing groups from the whole input"
+    )
+    kept = pruned.cost(explaining("250 B"))  # aggregates kept from the change: the terms
+    assert (kept.incremental_bytes, kept.recomputes) == (250, False)

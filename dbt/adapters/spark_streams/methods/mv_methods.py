@@ -72,7 +72,9 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         node = self._node(node_id)
         consumer = consumer_config(model_name, config)
         properties = {**consumer.target_properties, **plan.properties}
-        node.consumer = replace(consumer, target_properties=properties)
+        node.consumer = replace(
+            consumer, target_properties=properties, recomputes_input=plan.recomputes_input
+        )
         node.materialized_view = plan
         return plan
 

@@ -4,6 +4,7 @@ end-of-invocation write."""
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, cast
 
@@ -18,7 +19,7 @@ from dbt.adapters.spark_streams.streams.builds.config import (
     consumer_config,
 )
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeStates
-from dbt.adapters.spark_streams.streams.mv.plan import REFRESH_PATH
+from dbt.adapters.spark_streams.streams.mv.plan import RECOMPUTES_INPUT, REFRESH_PATH
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.sql.catalog import table_properties
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunWithConfs
@@ -70,6 +71,8 @@ class StreamOperations(metaclass=AdapterMeta):
         if consumer.materialized_view and target is not None:
             properties = table_properties(self.run_rows, str(target))
             refresh = str(properties[REFRESH_PATH]) if REFRESH_PATH in properties else ""
+            recomputes = str(properties.get(RECOMPUTES_INPUT, "false")) == "true"
+            consumer = replace(consumer, recomputes_input=recomputes)
         return explain_consumer(self.run_rows, self._registry(), node_id, name, consumer, refresh)
 
     @available

@@ -86,6 +86,7 @@ class ConsumerConfig:
     cluster_by: tuple[str, ...] = ()
     rebuild_min_bytes: int = DEFAULT_REBUILD_MIN_BYTES
     materialized_view: bool = False  # a materialized view's consumer (streams/mv/)
+    recomputes_input: bool = False  # its refresh reads its whole input (views/cost.py)
     cdc: CdcConfig | None = None  # apply_cdc's settings (streams/cdc/)
 
     @classmethod

@@ -47,12 +47,12 @@ from dbt.adapters.spark_streams.streams.views.pruning import (
 )
 
 
-def estimate(run: RunSql, rebuild_min_bytes: int, plan: ViewPlan) -> ViewCost | None:
+def estimate(run: RunSql, config: ConsumerConfig, plan: ViewPlan) -> ViewCost | None:
     """The cost of the next read against a rebuild; None when the view is smaller than the
     model's rebuild_min_bytes, where either path is quick and builds stay incremental."""
-    if plan.view_bytes < rebuild_min_bytes:
+    if plan.view_bytes < config.rebuild_min_bytes:
         return None
-    return plan.cost(run)
+    return plan.cost(run, config.recomputes_input)
 
 
 def consider_rebuild(
@@ -65,7 +65,7 @@ def consider_rebuild(
         return
     if not config.rebuilds_from_view and config.incremental != "strict":
         return  # no rebuild to offer and nothing to refuse: no estimate needed
-    cost = estimate(run, config.rebuild_min_bytes, plan)
+    cost = estimate(run, config, plan)
     if cost is None or not cost.rebuild_is_cheaper:
         return
     if config.incremental == "strict":
@@ -122,7 +122,7 @@ def explain_view_path(
 
 def _path(run: RunSql, consumer: ConsumerConfig, read: ViewPlan, alone: bool) -> str:
     """The path the build would take, and why."""
-    cost = estimate(run, consumer.rebuild_min_bytes, read)
+    cost = estimate(run, consumer, read)
     if cost is None:
         return (
             f"incremental (the view's tables hold {readable(read.view_bytes)}, under the "
@@ -132,7 +132,7 @@ def _path(run: RunSql, consumer: ConsumerConfig, read: ViewPlan, alone: bool) ->
         return f"incremental ({cost.reason()})"
     if consumer.incremental == "strict":
         return f"fail, as the model's incremental is 'strict' ({cost.reason()})"
-    if consumer.strategy == "apply_changes" and alone:
+    if consumer.rebuilds_from_view and alone:
         return f"rebuild ({cost.reason()})"
     return (
         f"incremental ({cost.reason()}; only an apply_changes model that reads this one "

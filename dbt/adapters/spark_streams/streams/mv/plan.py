@@ -36,6 +36,7 @@ from dbt.adapters.spark_streams.streams.mv.shape import Full, Shape, query_shape
 FINGERPRINT = "dbt_spark_streams.mv_definition"
 CONFIG_FINGERPRINT = "dbt_spark_streams.mv_config"
 REFRESH_PATH = "dbt_spark_streams.mv_refresh"  # how it refreshes, for explain_stream
+RECOMPUTES_INPUT = "dbt_spark_streams.mv_recomputes_input"  # for explain_stream's estimate
 ON_CONFIGURATION_CHANGE = ("apply", "continue", "fail")
 INPUT_SUFFIX = "__mv_input"
 REFRESH = ("auto", "incremental", "full")
@@ -70,6 +71,17 @@ class MaterializedViewPlan:
         return bool(self.shape and self.shape.tables)
 
     @property
+    def recomputes_input(self) -> bool:
+        """Whether a refresh through the input's view stream reads the whole input to recompute
+        groups (refresh_sql.py): HAVING or an aggregate not kept from the change, or a MIN or
+        MAX, whose group is recomputed when its extremum may have been deleted."""
+        shape = self.shape
+        if shape is None or shape.tables:
+            return False
+        extremes = any(o.aggregate and o.aggregate.kind in ("min", "max") for o in shape.outputs)
+        return shape.recompute_groups or extremes
+
+    @property
     def tables(self) -> list[dict[str, str]]:
         """A joined query's tables: alias, schema, name, and the name of its stream."""
         if self.shape is None:
@@ -101,6 +113,7 @@ class MaterializedViewPlan:
             FINGERPRINT: self.fingerprint,
             CONFIG_FINGERPRINT: self.configuration,
             REFRESH_PATH: self.path,
+            RECOMPUTES_INPUT: str(self.recomputes_input).lower(),
         }
 
     @property

@@ -14,6 +14,11 @@ Delta's own file statistics, before reading any data:
   skipped files (EXPLAIN COST, `sizeInBytes` of the relation; over Spark Connect too);
 - the bytes a rebuild would scan: every table reference of the view, whole.
 
+A materialized view whose refresh recomputes groups (streams/mv/: a MIN or MAX whose extremum
+may have been deleted, COUNT(DISTINCT), HAVING) also reads its whole input at the pins, as
+Spark plans the recompute: the input's group keys give Delta's file statistics nothing to skip
+by. Its estimate counts that read too, so such a refresh costs at least a rebuild's scan.
+
 The build rebuilds when the terms would scan at least REBUILD_FRACTION of what a rebuild
 scans: the incremental path then also MERGEs into files spread over the whole target, so a
 rebuild's scan and write cost no more. Below `rebuild_min_bytes` (the model's, by default
@@ -42,6 +47,7 @@ class ViewCost:
 
     incremental_bytes: int
     rebuild_bytes: int
+    recomputes: bool = False  # the refresh also reads the whole input (a materialized view)
 
     @property
     def fraction(self) -> float:
@@ -52,10 +58,11 @@ class ViewCost:
         return self.fraction >= REBUILD_FRACTION
 
     def reason(self) -> str:
-        return (
+        said = (
             f"the change would scan {self.fraction:.0%} of what a rebuild scans "
             f"({readable(self.incremental_bytes)} of {readable(self.rebuild_bytes)})"
         )
+        return f"{said}, recomputing groups from the whole input" if self.recomputes else said
 
 
 def readable(size: int) -> str:
@@ -95,10 +102,11 @@ class ViewPlan:
         """The bytes of every table reference of the view: what a rebuild scans."""
         return sum(self.sizes[name] for name in self.view.tables)
 
-    def cost(self, run: RunSql) -> ViewCost:
-        """The estimate of the read against a rebuild."""
+    def cost(self, run: RunSql, recomputes: bool = False) -> ViewCost:
+        """The estimate of the read against a rebuild; `recomputes`: the refresh also reads
+        the whole input (a materialized view recomputing groups)."""
         view, intervals = self.view, self.intervals
-        incremental = 0
+        incremental = self.view_bytes if recomputes else 0
         for index, name in enumerate(view.tables):
             if not intervals[name].changed:
                 continue
@@ -111,7 +119,7 @@ class ViewPlan:
                 interval = intervals[table]
                 version = interval.pin.version if other < index else interval.offset
                 incremental += scanned_bytes(run, table, version, predicate)
-        return ViewCost(incremental, self.view_bytes)
+        return ViewCost(incremental, self.view_bytes, recomputes)
 
 
 def scanned_bytes(run: RunSql, table: str, version: int, predicate: str) -> int:
