@@ -162,9 +162,9 @@ class StreamMethods(metaclass=AdapterMeta):
         node = self._node(node_id)
         first_call = node.build is None
         if node.build is None:
-            # a materialized view's plan parsed it already, with what its refresh reads
-            parsed = node.consumer or consumer_config(model_name, config)
-            consumer = parsed if consuming else None
+            consumer = None  # a materialized view's plan parsed it already (what it reads)
+            if consuming:
+                consumer = node.consumer or consumer_config(model_name, config)
             settings = consumer.streams if consumer else StreamSettings.from_model_config(
                 model_name, config
             )  # fmt: skip
