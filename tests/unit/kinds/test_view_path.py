@@ -228,6 +228,21 @@ def test_a_strict_model_fails_when_a_rebuild_is_cheaper_and_builds_when_not() ->
     assert considered(consumer_build(incremental="strict"), scanned=999).rebuild_offer is None
 
 
+def test_a_materialized_view_refreshing_incrementally_only_names_its_own_settings() -> None:
+    strict = consumer_build(incremental="strict")
+    assert strict.config is not None
+    strict.config = replace(strict.config, materialized_view=True, recomputes_input=True)
+    with pytest.raises(StreamError) as raised:
+        considered(strict, scanned=0)
+    assert raised.value.msg == (
+        "Model paired_mirror would refresh fully: the change would scan 100% of what a rebuild "
+        "scans (2.0 KiB of 2.0 KiB), recomputing groups from the whole input. Its refresh is "
+        "'incremental', so nothing was written and no offset moved. Set refresh: 'auto' to "
+        "let such refreshes run the whole query, or set rebuild_min_bytes above its input's "
+        "2.0 KiB to refresh it incrementally whatever it reads."
+    )
+
+
 def ranges_build(**settings) -> StreamBuild:
     settings = {"liquid_clustered_by": "cid", **settings}
     return consumer_build(**settings)

@@ -69,14 +69,27 @@ def consider_rebuild(
     if cost is None or not cost.rebuild_is_cheaper:
         return
     if config.incremental == "strict":
-        raise StreamError(
-            f"Model {config.model}: stream {stream} on view {plan.view.name} would be "
-            f"cheaper to rebuild: {cost.reason()}. The model's incremental is 'strict', so "
-            "nothing was written and no offset moved. Cluster the view's tables by their join "
-            "keys so the change reads fewer files, or set incremental='auto' to let such "
-            "builds rebuild the target."
-        )
+        raise _refused(config, stream, plan, cost)
     build.rebuild_offer = RebuildOffer(stream, cost.reason(), stream_sql, rows_sql)
+
+
+def _refused(config: ConsumerConfig, stream: str, plan: ViewPlan, cost: ViewCost) -> StreamError:
+    """A 'strict' model's (a materialized view's refresh: 'incremental') refused rebuild."""
+    if config.materialized_view:
+        return StreamError(
+            f"Model {config.model} would refresh fully: {cost.reason()}. Its refresh is "
+            "'incremental', so nothing was written and no offset moved. Set refresh: 'auto' "
+            "to let such refreshes run the whole query, or set rebuild_min_bytes above its "
+            f"input's {readable(cost.rebuild_bytes)} to refresh it incrementally whatever it "
+            "reads."
+        )
+    return StreamError(
+        f"Model {config.model}: stream {stream} on view {plan.view.name} would be "
+        f"cheaper to rebuild: {cost.reason()}. The model's incremental is 'strict', so "
+        "nothing was written and no offset moved. Cluster the view's tables by their join "
+        "keys so the change reads fewer files, or set incremental='auto' to let such "
+        "builds rebuild the target."
+    )
 
 
 def explain_view_path(
