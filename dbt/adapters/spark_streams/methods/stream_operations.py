@@ -70,7 +70,7 @@ class StreamOperations(metaclass=AdapterMeta):
         refresh = ""
         if consumer.materialized_view and target is not None:
             properties = table_properties(self.run_rows, str(target))
-            refresh = str(properties[REFRESH_PATH]) if REFRESH_PATH in properties else ""
+            refresh = str(properties.get(REFRESH_PATH, ""))
             recomputes = str(properties.get(RECOMPUTES_INPUT, "false")) == "true"
             consumer = replace(consumer, recomputes_input=recomputes)
         return explain_consumer(self.run_rows, self._registry(), node_id, name, consumer, refresh)

@@ -76,10 +76,7 @@ class MaterializedViewPlan:
         groups (refresh_sql.py): HAVING or an aggregate not kept from the change, or a MIN or
         MAX, whose group is recomputed when its extremum may have been deleted."""
         shape = self.shape
-        if shape is None or shape.tables:
-            return False
-        extremes = any(o.aggregate and o.aggregate.kind in ("min", "max") for o in shape.outputs)
-        return shape.recompute_groups or extremes
+        return shape is not None and not shape.tables and shape.recomputes_from_input
 
     @property
     def tables(self) -> list[dict[str, str]]:
@@ -136,7 +133,7 @@ class MaterializedViewPlan:
         """The MERGE bringing the changed groups up to date."""
         shape = self._shape()
         rows = changed_groups_sql(shape, changes, target, names, rows)
-        left_out = leaves_out_unheld(shape, names[: len(shape.outputs)])
+        left_out = leaves_out_unheld(shape)
         return merge_sql(shape, target, names, rows, unheld_left_out=left_out)
 
     def joined_first_sql(self, pinned: Relations, names: list[str]) -> str:

@@ -79,7 +79,7 @@ def changed_groups_sql(
     outputs = names[: len(shape.outputs)]
     columns = [quote(n) for n in outputs] + hidden
     joined = _joined(shape, changes, target, outputs)
-    if leaves_out_unheld(shape, outputs):
+    if leaves_out_unheld(shape):
         # nothing is ever recomputed: the sources are not read again, and a group neither
         # kept nor held by the target is left out here (merge_sql's guard, without reading
         # the target a second time)
@@ -95,10 +95,10 @@ def changed_groups_sql(
     )
 
 
-def leaves_out_unheld(shape: Shape, outputs: list[str]) -> bool:
+def leaves_out_unheld(shape: Shape) -> bool:
     """Whether changed_groups_sql's rows already leave out the groups neither kept nor held
     by the target (when no group is recomputed, its rows come from one join with the target)."""
-    return not shape.recompute_groups and not _extremum_flags(shape, outputs)
+    return not shape.recomputes_from_input
 
 
 def merge_sql(

@@ -104,6 +104,14 @@ class Shape:
             )
         )
 
+    @property
+    def recomputes_from_input(self) -> bool:
+        """Whether a refresh may recompute groups from the input (refresh_sql.py): every
+        changed group (recompute_groups), or a MIN's or MAX's whose extremum may be deleted."""
+        return self.recompute_groups or any(
+            output.aggregate and output.aggregate.kind in ("min", "max") for output in self.outputs
+        )
+
     def key_output(self, index: int) -> int:
         """The position of the output column that holds group key `index`."""
         return next(i for i, output in enumerate(self.outputs) if output.key == index)
