@@ -56,8 +56,10 @@ SOURCE_REFS = {
 # The same query, estimated: with rebuild_min_bytes 0 the view stream's estimate runs on these
 # small tables, where any change reads every file, so a refresh recomputes the whole query.
 # And extremes of one table: its change's terms read nothing else, but a deleted extremum's
-# group is recomputed from the whole input, which the estimate counts.
+# group is recomputed from the whole input, which the estimate counts. And an outer join,
+# whose refresh recomputes the touched groups from its tables read whole.
 QUERIES["revenue_estimated"] = QUERIES["revenue_by_customer"]
+QUERIES["customer_revenue_estimated"] = QUERIES["customer_revenue"]
 QUERIES["extremes_estimated"] = (
     "select customer_id, count(*) as orders, min(amount) as smallest, max(amount) as largest\n"
     "from {orders} group by customer_id"
@@ -65,7 +67,9 @@ QUERIES["extremes_estimated"] = (
 CONFIGS = {
     "revenue_estimated": ", rebuild_min_bytes=0",
     "extremes_estimated": ", rebuild_min_bytes=0",
+    "customer_revenue_estimated": ", rebuild_min_bytes=0",
 }
+ESTIMATED = ("revenue_estimated", "extremes_estimated", "customer_revenue_estimated")
 RECOMPUTED = "recomputing groups from the whole input"
 
 
@@ -90,7 +94,7 @@ class TestMaterializedViews(DeltaProject):
             "(12, 2, 'paid', 3.25), (13, 3, 'cancelled', 9.0), (14, 3, 'paid', null)"
         )
         _, first = run_dbt_and_capture(["run"])
-        assert first.count("OK, built from its sources' current rows") == 8
+        assert first.count("OK, built from its sources' current rows") == 9
         assert "OK, refreshed fully: a window function at line 3" in first
         self.check_all(project)
 
@@ -101,7 +105,7 @@ class TestMaterializedViews(DeltaProject):
         sql(f"insert into {schema}.customers values (4, 'north')")
         _, second = run_dbt_and_capture(["run"])
         assert "OK, refreshed incrementally: " in second and "groups changed" in second
-        for name in ("revenue_estimated", "extremes_estimated"):
+        for name in ESTIMATED:
             estimated = next(
                 line for line in second.splitlines() if f".{name} " in line and " OK " in line
             )
@@ -144,11 +148,16 @@ class TestMaterializedViews(DeltaProject):
             "customer_revenue (materialized_view; incremental: the groups each table's change "
             "may touch are recomputed)"
         )
-        assert joined[1:] == [
+        assert joined[1:3] == [
             f"stream customer_revenue@{schema}.{table} on delta `{schema}`.`{table}`: "
             f"incremental (reads its changes after version {self.version(project, table) - v})"
             for table, v in (("customers", 0), ("orders", 1))
         ]
+        assert joined[3].startswith("  path: incremental (its tables hold "), joined
+        assert joined[3].endswith("under the model's rebuild_min_bytes of 32.0 MiB)"), joined
+        estimated = explain(project, "customer_revenue_estimated")
+        assert estimated[3].startswith("  path: rebuild (the change would scan "), estimated
+        assert RECOMPUTED in estimated[3], estimated
 
     def test_a_changed_definition_rebuilds(self, project):
         changed = QUERIES["totals"].replace(

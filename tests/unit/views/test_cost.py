@@ -11,6 +11,7 @@ from dbt.adapters.spark_streams.streams.views.cost import (
     ViewCost,
     ViewPlan,
     readable,
+    recompute_cost,
     scanned_bytes,
 )
 from tests.unit.views.test_algebra import intervals, view_of
@@ -104,3 +105,17 @@ def test_a_refresh_recomputing_groups_also_reads_the_whole_input() -> None:
     )
     kept = pruned.cost(explaining("250 B"))  # aggregates kept from the change: the terms
     assert (kept.incremental_bytes, kept.recomputes) == (250, False)
+
+
+def test_an_outer_joins_refresh_reads_each_other_table_per_changed_table_then_all() -> None:
+    """A materialized view over an outer join: each changed table's rows joined with every
+    other table, whole, then every table read again to recompute the groups; nothing
+    estimated under the model's rebuild_min_bytes."""
+    sizes = TableSizes(explaining("250 B"))  # orders 1000 B, customers 100 B
+    tables = ["shop.customers", "shop.orders"]
+    cost = recompute_cost(sizes, tables, ["shop.orders"], min_bytes=1100)
+    assert cost is not None and (cost.incremental_bytes, cost.rebuild_bytes) == (1200, 1100)
+    assert cost.rebuild_is_cheaper and cost.recomputes
+    both = recompute_cost(sizes, tables, tables, min_bytes=0)
+    assert both is not None and both.incremental_bytes == 2200
+    assert recompute_cost(sizes, tables, ["shop.orders"], min_bytes=1101) is None

@@ -13,6 +13,7 @@ from dbt.adapters.spark_streams.methods.build_response import StreamBuildRespons
 from dbt.adapters.spark_streams.methods.stream_methods import STREAM_MARKER, logger
 from dbt.adapters.spark_streams.streams.builds.config import consumer_config
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.kinds.view_path import offer_rebuild
 from dbt.adapters.spark_streams.streams.mv.plan import (
     CONFIG_FINGERPRINT,
     FINGERPRINT,
@@ -23,6 +24,7 @@ from dbt.adapters.spark_streams.streams.mv.plan import (
 )
 from dbt.adapters.spark_streams.streams.sql.catalog import column_names, is_view, table_properties
 from dbt.adapters.spark_streams.streams.sql.quoting import quote_path
+from dbt.adapters.spark_streams.streams.views.cost import TableSizes, recompute_cost
 from dbt.adapters.spark_streams.streams.views.definition import builtin_lookup
 
 
@@ -77,6 +79,28 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         )
         node.materialized_view = plan
         return plan
+
+    @available
+    def materialized_view_estimate(self, node_id: str) -> None:
+        """A query with an outer join refreshes by recomputing the groups its tables' changes
+        may touch from its tables read whole (streams/mv/joined_sql.py): over the model's
+        rebuild_min_bytes the estimate (views/cost.py) offers the build a full refresh, taken
+        as a view stream's is, in the same commit with the same offsets."""
+        node = self._node(node_id)
+        plan: MaterializedViewPlan = node.materialized_view
+        build = node.build
+        if not plan.joined or plan.rebuild or build is None or not build.has_write:
+            return
+        tables, changed = [], []
+        for table in plan.tables:
+            name = quote_path(table["schema"], table["name"])
+            tables.append(name)
+            offset = build.registered.get(table["stream"])
+            if offset is None or build.pins[name].version > offset.offset_version:
+                changed.append(name)
+        minimum = node.consumer.rebuild_min_bytes
+        cost = recompute_cost(TableSizes(self.run_rows), tables, changed, minimum)
+        offer_rebuild(build, plan.model, plan.model, cost)
 
     def _tables_only(self, plan: MaterializedViewPlan) -> MaterializedViewPlan:
         """A joined query reads its tables at versions: one that names a view refreshes fully."""

@@ -22,6 +22,7 @@ from dbt.adapters.spark_streams.streams.builds.build import (
     StreamBuild,
 )
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
+from dbt.adapters.spark_streams.streams.delta.source import latest_version
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
 from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
@@ -32,7 +33,13 @@ from dbt.adapters.spark_streams.streams.views.algebra import (
     change_rows_sql,
     table_stream_name,
 )
-from dbt.adapters.spark_streams.streams.views.cost import TableSizes, ViewCost, ViewPlan, readable
+from dbt.adapters.spark_streams.streams.views.cost import (
+    TableSizes,
+    ViewCost,
+    ViewPlan,
+    readable,
+    recompute_cost,
+)
 from dbt.adapters.spark_streams.streams.views.definition import (
     ViewDefinition,
     read_view_definition,
@@ -66,14 +73,27 @@ def consider_rebuild(
     if not config.rebuilds_from_view and config.incremental != "strict":
         return  # no rebuild to offer and nothing to refuse: no estimate needed
     cost = estimate(run, config, plan)
-    if cost is None or not cost.rebuild_is_cheaper:
+    offer_rebuild(build, stream, plan.view.name, cost, (stream_sql, rows_sql))
+
+
+def offer_rebuild(
+    build: StreamBuild,
+    stream: str,
+    view: str,
+    cost: ViewCost | None,
+    sql: tuple[str, str] = ("", ""),
+) -> None:
+    """Offer the build a rebuild when `cost` says it is cheaper; a 'strict' model fails here
+    instead. `sql`: the SQL the stream returned and the rows that replace it in the model's."""
+    config = build.config
+    if config is None or cost is None or not cost.rebuild_is_cheaper:
         return
     if config.incremental == "strict":
-        raise _refused(config, stream, plan, cost)
-    build.rebuild_offer = RebuildOffer(stream, cost.reason(), stream_sql, rows_sql)
+        raise _refused(config, stream, view, cost)
+    build.rebuild_offer = RebuildOffer(stream, cost.reason(), *sql)
 
 
-def _refused(config: ConsumerConfig, stream: str, plan: ViewPlan, cost: ViewCost) -> StreamError:
+def _refused(config: ConsumerConfig, stream: str, view: str, cost: ViewCost) -> StreamError:
     """A 'strict' model's (a materialized view's refresh: 'incremental') refused rebuild."""
     if config.materialized_view:
         return StreamError(
@@ -84,7 +104,7 @@ def _refused(config: ConsumerConfig, stream: str, plan: ViewPlan, cost: ViewCost
             "reads."
         )
     return StreamError(
-        f"Model {config.model}: stream {stream} on view {plan.view.name} would be "
+        f"Model {config.model}: stream {stream} on view {view} would be "
         f"cheaper to rebuild: {cost.reason()}. The model's incremental is 'strict', so "
         "nothing was written and no offset moved. Cluster the view's tables by their join "
         "keys so the change reads fewer files, or set incremental='auto' to let such "
@@ -151,6 +171,30 @@ def _path(run: RunSql, consumer: ConsumerConfig, read: ViewPlan, alone: bool) ->
         f"incremental ({cost.reason()}; only an apply_changes model that reads this one "
         "stream rebuilds)"
     )
+
+
+def explain_joined_path(run: RunSql, records: list[StreamRecord], consumer: ConsumerConfig) -> str:
+    """The path of a refresh of a materialized view over an outer join (its table streams'
+    `records`), and why: its estimate is `recompute_cost`'s."""
+    tables = [record.source_table for record in records]
+    changed = [
+        record.source_table
+        for record in records
+        if latest_version(run, record.source_table).version > record.offset_version
+    ]
+    if not changed:
+        return "none (nothing pending: the next build writes nothing)"
+    sizes = TableSizes(run)
+    cost = recompute_cost(sizes, tables, changed, consumer.rebuild_min_bytes)
+    if cost is None:
+        held = readable(sum(sizes[table] for table in tables))
+        return (
+            f"incremental (its tables hold {held}, under the model's rebuild_min_bytes of "
+            f"{readable(consumer.rebuild_min_bytes)})"
+        )
+    if consumer.incremental == "strict":
+        return f"fail, as the model's refresh is 'incremental' ({cost.reason()})"
+    return f"rebuild ({cost.reason()})"
 
 
 def offer_column_ranges(build: StreamBuild, stream: str, read: ViewPlan) -> None:

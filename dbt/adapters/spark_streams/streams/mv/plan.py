@@ -72,11 +72,12 @@ class MaterializedViewPlan:
 
     @property
     def recomputes_input(self) -> bool:
-        """Whether a refresh through the input's view stream reads the whole input to recompute
-        groups (refresh_sql.py): HAVING or an aggregate not kept from the change, or a MIN or
-        MAX, whose group is recomputed when its extremum may have been deleted."""
+        """Whether a refresh reads the whole input to recompute groups: always through an outer
+        join (joined_sql.py); through the input's view stream (refresh_sql.py) for HAVING or an
+        aggregate not kept from the change, or a MIN or MAX, whose group is recomputed when its
+        extremum may have been deleted."""
         shape = self.shape
-        return shape is not None and not shape.tables and shape.recomputes_from_input
+        return shape is not None and (bool(shape.tables) or shape.recomputes_from_input)
 
     @property
     def tables(self) -> list[dict[str, str]]:

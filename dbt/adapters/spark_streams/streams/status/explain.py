@@ -5,11 +5,16 @@ build reads one term per changed table, other tables through the change set's jo
 ranges, and may rebuild its target instead when that is cheaper (kinds/view_path.py): the
 report says which and why, from the offsets of the target's last stream commit (where they
 count; the registry's when the target has none), the tables' latest versions and Delta's
-file statistics.
+file statistics. A materialized view over an outer join has table streams alone; its refresh
+recomputes groups from its tables read whole, and the report says whether the estimate
+(views/cost.py) makes it a full refresh.
 """
 
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
-from dbt.adapters.spark_streams.streams.kinds.view_path import explain_view_path
+from dbt.adapters.spark_streams.streams.kinds.view_path import (
+    explain_joined_path,
+    explain_view_path,
+)
 from dbt.adapters.spark_streams.streams.offsets.commit import latest_commit_for
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
@@ -47,6 +52,8 @@ def explain_consumer(
             continue
         lines.append(f"stream {record.name} on view {record.source_table}:")
         lines += explain_view_path(run, record, offsets, consumer, alone=len(streams) == 1)
+    if consumer.materialized_view and not views:
+        lines.append(f"  path: {explain_joined_path(run, records, consumer)}")
     return lines
 
 

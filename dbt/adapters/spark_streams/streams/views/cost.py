@@ -19,6 +19,12 @@ may have been deleted, COUNT(DISTINCT), HAVING) also reads its whole input at th
 Spark plans the recompute: the input's group keys give Delta's file statistics nothing to skip
 by. Its estimate counts that read too, so such a refresh costs at least a rebuild's scan.
 
+A materialized view over an outer join (streams/mv/joined_sql.py) has no view stream: its
+refresh finds the groups each changed table's rows may touch by joining them with every other
+table, whole, then recomputes those groups from every table, whole (`recompute_cost`). It
+always reads more than a rebuild, which reads each table once, so over `rebuild_min_bytes` such
+a view refreshes fully whenever a table changed.
+
 The build rebuilds when the terms would scan at least REBUILD_FRACTION of what a rebuild
 scans: the incremental path then also MERGEs into files spread over the whole target, so a
 rebuild's scan and write cost no more. Below `rebuild_min_bytes` (the model's, by default
@@ -120,6 +126,19 @@ class ViewPlan:
                 version = interval.pin.version if other < index else interval.offset
                 incremental += scanned_bytes(run, table, version, predicate)
         return ViewCost(incremental, self.view_bytes, recomputes)
+
+
+def recompute_cost(
+    sizes: TableSizes, tables: list[str], changed: list[str], min_bytes: int
+) -> ViewCost | None:
+    """The estimate of a refresh that recomputes groups through an outer join: each changed
+    table's rows joined with every other table, then every table read again for the groups;
+    None when the tables hold less than `min_bytes` (the model's rebuild_min_bytes)."""
+    rebuild = sum(sizes[table] for table in tables)
+    if rebuild < min_bytes:
+        return None
+    discovery = sum(sizes[other] for table in changed for other in tables if other != table)
+    return ViewCost(rebuild + discovery, rebuild, recomputes=True)
 
 
 def scanned_bytes(run: RunSql, table: str, version: int, predicate: str) -> int:

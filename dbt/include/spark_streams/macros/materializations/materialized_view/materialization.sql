@@ -30,6 +30,7 @@
         {%- set relation = api.Relation.create(database=this.database, schema=table.schema, identifier=table.name) -%}
         {%- do spark_streams__materialized_view_stream(relation, mv.rebuild, table.stream) -%}
       {%- endfor -%}
+      {%- do adapter.materialized_view_estimate(node_id=model.unique_id) -%}
       {%- set changes_sql = '' -%}
     {%- else -%}
       {%- set input_relation = api.Relation.create(
