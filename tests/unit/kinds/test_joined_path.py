@@ -45,3 +45,11 @@ def test_an_outer_joins_path_is_estimated_from_its_tables_sizes() -> None:
     assert explain_joined_path(changed, streams, small) == (
         "incremental (its tables hold 1.1 KiB, under the model's rebuild_min_bytes of 1.1 KiB)"
     )
+
+
+def test_empty_tables_estimated_stay_incremental_as_the_build_does() -> None:
+    """A cost that does not make the rebuild cheaper (no bytes at all) is no rebuild."""
+    streams = [replace(record("revenue@raw.orders", 1, offset=3), source_table="`raw`.`orders`")]
+    empty = joined_run({"`raw`.`orders`": 4}, {"`raw`.`orders`": 0})
+    mv = replace(config(rebuild_min_bytes=0), materialized_view=True)
+    assert explain_joined_path(empty, streams, mv).startswith("incremental (the change would")

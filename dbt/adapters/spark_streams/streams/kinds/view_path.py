@@ -155,11 +155,19 @@ def explain_view_path(
 
 def _path(run: RunSql, consumer: ConsumerConfig, read: ViewPlan, alone: bool) -> str:
     """The path the build would take, and why."""
-    cost = estimate(run, consumer, read)
+    held = f"the view's tables hold {readable(read.view_bytes)}"
+    return _estimated_path(consumer, estimate(run, consumer, read), held, alone)
+
+
+def _estimated_path(
+    consumer: ConsumerConfig, cost: ViewCost | None, held: str, alone: bool = True
+) -> str:
+    """The path an estimate (None: none, under rebuild_min_bytes; `held` says what the
+    tables hold) leaves the build, and why."""
     if cost is None:
         return (
-            f"incremental (the view's tables hold {readable(read.view_bytes)}, under the "
-            f"model's rebuild_min_bytes of {readable(consumer.rebuild_min_bytes)})"
+            f"incremental ({held}, under the model's rebuild_min_bytes of "
+            f"{readable(consumer.rebuild_min_bytes)})"
         )
     if not cost.rebuild_is_cheaper:
         return f"incremental ({cost.reason()})"
@@ -186,15 +194,8 @@ def explain_joined_path(run: RunSql, records: list[StreamRecord], consumer: Cons
         return "none (nothing pending: the next build writes nothing)"
     sizes = TableSizes(run)
     cost = recompute_cost(sizes, tables, changed, consumer.rebuild_min_bytes)
-    if cost is None:
-        held = readable(sum(sizes[table] for table in tables))
-        return (
-            f"incremental (its tables hold {held}, under the model's rebuild_min_bytes of "
-            f"{readable(consumer.rebuild_min_bytes)})"
-        )
-    if consumer.incremental == "strict":
-        return f"fail, as the model's refresh is 'incremental' ({cost.reason()})"
-    return f"rebuild ({cost.reason()})"
+    held = f"its tables hold {readable(sum(sizes[table] for table in tables))}"
+    return _estimated_path(consumer, cost, held)
 
 
 def offer_column_ranges(build: StreamBuild, stream: str, read: ViewPlan) -> None:
