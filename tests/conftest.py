@@ -28,30 +28,34 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# The longest test modules of each tier, longest first (their seconds in a fresh-clone CI run
-# on a slow day; `make measure` measures them). The tiers run on pytest-xdist workers, each
+# The longest test modules of each tier, longest first (their seconds in a fresh-clone run on
+# a slow day; `make measure` measures them). The tiers run on pytest-xdist workers, each
 # module or class on one worker; handing the long ones out first keeps the run from ending on
 # one of them while the other worker idles.
 LONGEST_FIRST = (
-    "tests/integration/test_spark_connect.py",  # 690 s
-    "tests/integration/test_crash_safety.py",  # 227 s
+    "tests/integration/test_spark_connect.py",  # 880 s with generated code
+    "tests/integration/test_crash_safety.py",  # 300 s
     "tests/integration/adapter/suites/test_features.py",
     "tests/integration/adapter/suites/test_incremental.py",
     "tests/store/test_two_processes.py",  # 300 s
     "tests/functional/streams/test_fuzz.py",
+    "tests/functional/streams/test_materialized_views.py",  # 250 s
     "tests/functional/streams/test_dbt_edges.py",  # 270 s on the object store
     "tests/functional/streams/test_apply_cdc.py",  # 130 s, 175 s on the object store
-    "tests/functional/streams/test_materialized_views.py",  # 135 s
+    "tests/functional/streams/test_view_paths.py",  # 150 s
+    "tests/functional/streams/test_file_streams.py",  # 125 s
     "tests/functional/streams/test_system_time.py",  # 120 s on the object store
-    "tests/functional/streams/test_view_paths.py",  # 105 s
+    "tests/functional/streams/test_source_schema_change.py",  # 115 s
+    "tests/functional/streams/test_threads.py",  # 105 s
     "tests/functional/streams/test_view_streams.py",  # 100 s on the object store
-    "tests/functional/streams/test_source_schema_change.py",  # 90 s
-    "tests/functional/streams/test_threads.py",  # 85 s
-    "tests/functional/streams/test_append_path.py",  # 75 s
-    "tests/functional/streams/test_staleness.py",  # 70 s
-    "tests/functional/streams/test_file_streams.py",  # 70 s
-    "tests/functional/streams/test_type_widening.py",  # 65 s
-    "tests/functional/streams/test_history.py",  # 40 s (125 s with make fuzz's class)
+    "tests/functional/streams/test_type_widening.py",  # 80 s
+    "tests/functional/streams/test_staleness.py",  # 75 s
+    "tests/functional/streams/test_mv_conventions.py",  # 70 s
+    "tests/functional/streams/test_append_path.py",  # 60 s
+    "tests/functional/streams/test_merge_schema_evolution.py",  # 60 s
+    "tests/functional/streams/test_column_types.py",  # 60 s
+    "tests/functional/streams/test_history.py",  # 55 s (125 s with make fuzz's class)
+    "tests/functional/streams/test_apply_cdc_debezium.py",  # 55 s
 )
 
 
@@ -75,9 +79,9 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # in a fraction of the time Janino takes to compile generated code for every new expression (a
 # third of a tiny MERGE's time), and adaptive query execution re-plans each query for data
 # that small for nothing (test_staleness and test_system_time: 136 s instead of 146 s). Both
-# paths compute the same results (Spark tests one against the other); the embedded
-# integration-project test builds its project with Spark's defaults, so generated code and
-# adaptive execution stay covered.
+# paths compute the same results (Spark tests one against the other); the matrix's Spark
+# Thrift Server runs Spark's defaults, so generated code and adaptive execution stay covered
+# (and adaptive execution on the cluster test's server).
 INTERPRETED = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",

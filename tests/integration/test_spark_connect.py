@@ -34,6 +34,7 @@ from dbt.adapters.spark_streams.session.connect import new_connect_session
 from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
 from dbt.adapters.spark_streams.streams.builds.faults import CRASH_ENV
 from scripts import cluster
+from tests.conftest import INTERPRETED
 from tests.integration.cluster_queries import (
     behind_newest,
     newest_log_version,
@@ -50,6 +51,8 @@ from tests.integration.shop import (
     copy_project,
 )
 
+# The functional tests' interpreted expressions, without their fixed (non-adaptive) plans.
+NO_CODEGEN = {key: value for key, value in INTERPRETED.items() if "codegen" in key}
 PAST_LATEST_CHANGES = "select * from table_changes('shop_raw.orders', 999, 1000)"
 # The profile's bound on a server that went away: connect_timeout x (connect_retries + 1).
 CONNECT_TIMEOUT, CONNECT_RETRIES = 5, 1
@@ -58,15 +61,17 @@ BOUND_SECONDS = CONNECT_TIMEOUT * (CONNECT_RETRIES + 1)
 
 @pytest.fixture(scope="module")
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    """The cluster's addresses, token and CA file. Its server runs with Spark's defaults
-    (generated code, adaptive execution), as a user's cluster does: the one place the stream
-    builds' SQL meets them (the functional tests and the crash project run interpreted
-    expressions, for their few-row tables). One worker with both cores: one executor JVM
-    compiling and loading what two would, for the same statements (`make chaos` kills
-    workers, and starts two)."""
+    """The cluster's addresses, token and CA file. Its server plans adaptively, as Spark does
+    by default, and evaluates expressions interpreted, as the functional tests do: compiling
+    generated code for each new statement, on the server and again on the executor, was about
+    a quarter of this module's CPU for a project of few-row tables. Generated code stays
+    covered where a user's server runs it: the Spark Thrift Server of `make matrix` (every
+    strategy, table, view and insert-only streams, `changes()`, history) and `make chaos`'s
+    cluster. One worker with both cores: one executor JVM loading what two would, for the
+    same statements (`make chaos` kills workers, and starts two)."""
     home = tmp_path_factory.mktemp("cluster")
     try:
-        yield {**cluster.start(home, workers=1), "home": home}
+        yield {**cluster.start(home, server_confs=NO_CODEGEN, workers=1), "home": home}
     finally:
         cluster.stop(home)
 
