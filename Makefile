@@ -131,14 +131,9 @@ test: install
 # consumer run in make test-store (an object store and PostgreSQL, as production runs them);
 # the same on the local file system with a Derby network server, in make fuzz (three rounds).
 CONCURRENCY := tests/integration/test_crash_safety.py::test_two_builds_of_one_consumer_at_once
-# The wheel's check runs beside the tests: a minute, most of it pip's downloads and unpacking,
-# which leaves the tests' CPU to them; its output follows theirs.
 integration: warm
-	@mkdir -p build && $(MAKE) --no-print-directory wheel > build/wheel-check.log 2>&1 & \
-	wheel=$$!; \
-	$(BIN)/pytest $(XDIST) --durations=10 tests/integration --deselect $(CONCURRENCY); \
-	tests=$$?; wait $$wheel; built=$$?; cat build/wheel-check.log; \
-	exit $$(( tests || built ))
+	$(BIN)/pytest $(XDIST) --durations=10 tests/integration --deselect $(CONCURRENCY)
+	@$(MAKE) --no-print-directory wheel
 
 # Streams with every table on an object store and the catalog in PostgreSQL, both started by
 # scripts/with_stores.py (S3Proxy from Maven Central, PostgreSQL from Debian's packages) and

@@ -22,6 +22,7 @@ Usage: scripts/matrix.py [--only <name>...] [--lanes N] [--no-docs]
 import argparse
 import datetime
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from dbt.adapters.spark_streams.session.jvm.cds import CDS_ENV
 from dbt.adapters.spark_streams.session.jvm.jar_cache import cache_root
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,9 +90,16 @@ def combinations() -> list[Combination]:
     return [Combination(dbt, spark) for dbt in DBT_LINES for spark in SPARK_LINES]
 
 
+# Without class-data sharing: a combination's few JVM starts (three or four dbt processes,
+# one over thrift) save less than a new archive's training costs, about 80 CPU-seconds for
+# each combination's Spark on a machine that has none yet (each combination has its own).
+COMBINATION_ENV = {**os.environ, CDS_ENV: "0"}
+
+
 def run(command: list[str], log: IO[str], **kwargs: Any) -> bool:
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
+    kwargs.setdefault("env", COMBINATION_ENV)
     done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False, **kwargs)
     return done.returncode == 0
 
