@@ -24,21 +24,17 @@ from dbt.adapters.spark_streams.streams.delta.source import (
     SourceTable,
     SourceVersion,
     describe_source,
-    enable_command,
     latest_version,
     source_table_id,
     spelled_key,
 )
-from dbt.adapters.spark_streams.streams.delta.staleness import (
-    CommitsSinceOffset,
-    change_data_feed_on_since,
-    stale_reason,
-)
+from dbt.adapters.spark_streams.streams.delta.staleness import CommitsSinceOffset
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
 from dbt.adapters.spark_streams.streams.records.netting import Snapshot, changes_between, empty_sql
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, as_key
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunSql
+from dbt.adapters.spark_streams.streams.travel.readable import check_interval_readable
 
 INFORMATION = {"default": "standard", "append_only": "append_only"}
 POINT_KINDS = ("version", "timestamp")
@@ -140,7 +136,7 @@ def table_interval(
     history = [r for r in run(f"describe history {source.name}") if r["version"] <= pin.version]
     first = _first_version(run, find_stream, request, source, history, start_point)
     interval = _interval(request, source, history, pin, first)
-    _check_readable(request, source, history, interval)
+    check_interval_readable(request.label, source, history, (interval.first, interval.last))
     return source, _schema_checked(run, request, source, history, interval)
 
 
@@ -317,61 +313,3 @@ def _interval(
         )
     when = {int(row["version"]): row["timestamp"] for row in history}
     return Interval(first, last, when.get(last, pin.timestamp))
-
-
-def _check_readable(
-    request: ChangesRequest, source: SourceTable, history: list[Row], interval: Interval
-) -> None:
-    """Fail when Delta cannot read the interval's changes: Change Data Feed off for part of
-    it, log cleanup, or data files older than the retention."""
-    if interval.first > interval.last:
-        return
-    since = _feed_on_since(request, source, history, interval)
-    if interval.first < since:
-        raise StreamError(
-            f"{request.label}: the interval starts at version {interval.first}, before Change "
-            f"Data Feed was turned on for {source.name} (version {since}); the earliest start "
-            f"is at={{'version': {since - 1}}}."
-        )
-    pending = CommitsSinceOffset(
-        source.name,
-        interval.first - 1,
-        interval.last,
-        tuple(
-            sorted(
-                (r for r in history if interval.first <= int(r["version"]) <= interval.last),
-                key=lambda row: int(row["version"]),
-            )
-        ),
-    )
-    reason = stale_reason(pending, source.retention, True)
-    if reason is not None:
-        why, earliest = reason
-        raise StreamError(
-            f"{request.label}: Delta can no longer read the changes from version "
-            f"{interval.first}: {why}. The earliest start is at={{'version': {earliest - 1}}}."
-        )
-
-
-def _feed_on_since(
-    request: ChangesRequest, source: SourceTable, history: list[Row], interval: Interval
-) -> int:
-    """The version from which Change Data Feed has been on through the interval's end; an
-    error naming the fix when it was off there (on since a later version, or off now)."""
-    since = change_data_feed_on_since(history, interval.last, source.change_data_feed)
-    if since is not None:
-        return since
-    newest = max((int(row["version"]) for row in history), default=interval.last)
-    on_at_pin = change_data_feed_on_since(history, newest, source.change_data_feed)
-    if on_at_pin is not None:
-        raise StreamError(
-            f"{request.label}: the interval ends at version {interval.last}, while Change Data "
-            f"Feed was off on {source.name}; it has been on since version {on_at_pin}, and "
-            f"changes made before that are never available. The earliest start is "
-            f"at={{'version': {on_at_pin - 1}}}."
-        )
-    raise StreamError(
-        f"{request.label}: Change Data Feed is off on {source.name} at version "
-        f"{interval.last}, and changes() reads it. Turn it on with\n  "
-        f"{enable_command(source.name)}\nChanges made before that are never available."
-    )
