@@ -100,6 +100,30 @@ class CdcBench:
         )
 
 
+def rounds(cdc: CdcBench, n: int, d: int, reps: range) -> tuple[dict[str, list[float]], int]:
+    """Each rep's events landed and built: the seconds of each build after the first (which
+    warms them), and the most rows any round's targets differed from the floor's."""
+    timed: dict[str, list[float]] = {"floor": [], "built": [], "history": [], "snapshot": []}
+    wrong = 0
+    for rep in reps:
+        cdc.land(n, d, rep)
+        seconds = {
+            "built": cdc.bench.dbt("run", "--select", "cdc_current"),
+            "history": cdc.bench.dbt("run", "--select", "cdc_history"),
+            "floor": cdc.floor(),
+            "snapshot": cdc.bench.dbt("snapshot", "--select", "cdc_snapshot"),
+        }
+        wrong = max(wrong, cdc.differing_rows())
+        print(
+            f"n={n} d={d}: floor {seconds['floor']:.2f}s apply_cdc {seconds['built']:.2f}s "
+            f"snapshot {seconds['snapshot']:.2f}s scd_type 2 {seconds['history']:.2f}s"
+        )
+        if rep != reps.start:
+            for name, value in seconds.items():
+                timed[name].append(value)
+    return timed, wrong
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
@@ -127,25 +151,8 @@ def main() -> None:
         cdc.create(n)
         for fraction in options.fractions:
             d = max(int(n * fraction), 10)
-            floor, built, history, snapshot, wrong = [], [], [], [], 0
-            for round_ in range(options.reps + 1):
-                cdc.land(n, d, rep)
-                rep += 1
-                seconds = cdc.bench.dbt("run", "--select", "cdc_current")
-                versions = cdc.bench.dbt("run", "--select", "cdc_history")
-                floor_seconds = cdc.floor()
-                snapshot_seconds = cdc.bench.dbt("snapshot", "--select", "cdc_snapshot")
-                wrong = max(wrong, cdc.differing_rows())
-                print(
-                    f"n={n} d={d}: floor {floor_seconds:.2f}s apply_cdc {seconds:.2f}s "
-                    f"snapshot {snapshot_seconds:.2f}s scd_type 2 {versions:.2f}s"
-                )
-                if round_:  # the first round warms them
-                    floor.append(floor_seconds)
-                    built.append(seconds)
-                    history.append(versions)
-                    snapshot.append(snapshot_seconds)
-            timed = {"floor": floor, "built": built, "history": history, "snapshot": snapshot}
+            timed, wrong = rounds(cdc, n, d, range(rep, rep + options.reps + 1))
+            rep += options.reps + 1
             med = {name: statistics.median(seconds) for name, seconds in timed.items()}
             ratio = med["built"] / med["floor"]
             against = med["history"] / (med["floor"] + med["snapshot"])
