@@ -73,9 +73,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="spark-streams-warm-") as folder:
         creds = credentials(Path(folder))
         if ready(creds):
-            held = " and the CDS archive are" if archive(creds) else " are"
-            off = "" if archive(creds) else " (class-data sharing is off)"
-            print(f"make warm: the Delta jars{held} in place already{off}")
+            if archive(creds) is None:
+                print("make warm: the Delta jars are in place already (class-data sharing is off)")
+            else:
+                print("make warm: the Delta jars and the CDS archive are in place already")
             return 0
         start_embedded_session(creds).stop()
         started = time.monotonic() - began

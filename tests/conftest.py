@@ -33,7 +33,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # module or class on one worker; handing the long ones out first keeps the run from ending on
 # one of them while the other worker idles.
 LONGEST_FIRST = (
-    "tests/integration/test_spark_connect.py",  # 880 s with generated code
+    "tests/integration/test_spark_connect.py",  # 825 s alone
     "tests/integration/test_crash_safety.py",  # 300 s
     "tests/integration/adapter/suites/test_features.py",
     "tests/integration/adapter/suites/test_incremental.py",

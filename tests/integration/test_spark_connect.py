@@ -63,13 +63,12 @@ BOUND_SECONDS = CONNECT_TIMEOUT * (CONNECT_RETRIES + 1)
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """The cluster's addresses, token and CA file. Its server plans adaptively, as Spark does
     by default, and evaluates expressions interpreted, as the functional tests do: compiling
-    generated code for each new statement, on the server and again on the executor, was about
-    a quarter of this module's CPU when last measured alone (339 against 250 CPU-seconds, on
-    an earlier form of the module). Generated code stays
-    covered where a user's server runs it: the Spark Thrift Server of `make matrix` (every
-    strategy, table, view and insert-only streams, `changes()`, history) and `make chaos`'s
-    cluster. One worker with both cores: one executor JVM loading what two would, for the
-    same statements (`make chaos` kills workers, and starts two)."""
+    generated code for each new statement, on the server and again on the executor, cost
+    this module a sixth of its CPU (930 against 781 CPU-seconds, side by side). Generated
+    code stays covered where a user's server runs it: the Spark Thrift Server of `make
+    matrix` (every strategy, table, view and insert-only streams, `changes()`, history) and
+    `make chaos`'s cluster. One worker with both cores: one executor JVM loading what two
+    would, for the same statements (`make chaos` kills workers, and starts two)."""
     home = tmp_path_factory.mktemp("cluster")
     try:
         yield {**cluster.start(home, server_confs=NO_CODEGEN, workers=1), "home": home}
