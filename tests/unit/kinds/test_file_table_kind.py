@@ -23,15 +23,14 @@ from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
 from tests.unit.files.test_table import described
+from tests.unit.kinds.test_file_sets import file_request, table
 from tests.unit.kinds.test_file_table import (
     LOCATION,
     NAME,
     Landing,
     build,
-    file_request,
     resolve,
     stored,
-    table,
 )
 from tests.unit.kinds.test_table_stream import CONSUMER
 

@@ -14,15 +14,8 @@ from dbt.adapters.spark_streams.streams.offsets.registry import Registry, Stream
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.status.explain import explain_consumer
 from tests.unit.kinds.test_view import CONSUMER, NAME, T0, as_row, offsets
-from tests.unit.kinds.test_view_path import (
-    CHEAPER,
-    CUSTOMERS,
-    ORDERS,
-    PRUNE_LINE,
-    SHOP_CHANGES,
-    Costed,
-    config,
-)
+from tests.unit.kinds.test_view_explain import PRUNE_LINE, SHOP_CHANGES
+from tests.unit.kinds.test_view_path import CHEAPER, CUSTOMERS, ORDERS, Costed, config
 from tests.unit.offsets.test_registry import record
 
 TARGET = "`analytics`.`paired_mirror`"
