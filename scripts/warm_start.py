@@ -50,13 +50,12 @@ def archive(creds: SparkStreamsCredentials) -> cds.Archive | None:
     return cds.archive_for(session_confs(creds, fast_start_for(creds)), spark_home())
 
 
-def ready(creds: SparkStreamsCredentials) -> bool:
+def ready(creds: SparkStreamsCredentials, slot: cds.Archive | None) -> bool:
     """Whether a start needs nothing more: its jars are cached (or the profile's own) and its
-    archive is stored, or will not be trained (no CDS, or a recent failure)."""
+    archive `slot` is stored, or will not be trained (no CDS, or a recent failure)."""
     aids = fast_start_for(creds)
     if aids.uses_jar_cache and not jar_cache.cached_jars(creds.delta_package):
         return False
-    slot = archive(creds)
     return slot is None or (not cds.needs_training(slot) and not cds.training(slot))
 
 
@@ -72,8 +71,8 @@ def main() -> int:
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="spark-streams-warm-") as folder:
         creds = credentials(Path(folder))
-        if ready(creds):
-            if archive(creds) is None:
+        if ready(creds, slot := archive(creds)):
+            if slot is None:
                 print("make warm: the Delta jars are in place already (class-data sharing is off)")
             else:
                 print("make warm: the Delta jars and the CDS archive are in place already")

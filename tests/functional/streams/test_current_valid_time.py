@@ -5,14 +5,9 @@ from pathlib import Path
 
 from dbt.tests.util import run_dbt
 
-from tests.functional.delta import DeltaProject
+from tests.functional.delta import DeltaProject, sources_yml
 
-VALID_TIME_SOURCES = """version: 2
-sources:
-  - name: hr
-    schema: "{{ target.schema }}"
-    tables: [{name: addresses}]
-"""
+VALID_TIME_SOURCES = sources_yml("hr", "addresses")
 ADDED_DURING_THE_RUN = (
     "insert into {{ source('hr', 'addresses') }} values (5, 'added during the run', "
     "current_timestamp(), null)"
