@@ -105,6 +105,23 @@ def test_monotonic_timestamps_and_metadata_kept(spark: SparkSession, table: str)
     assert by_version[2]["operationMetrics"]["numTargetRowsInserted"] == "1"
 
 
+def test_commit_times_come_from_the_snapshots_listing(spark: SparkSession, table: str) -> None:
+    """The times of the commits after the snapshot's checkpoint (the newest ones) are those of
+    the listing that found them (no status asked per version, a HEAD each on an object store);
+    they are the files' own times."""
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    schema, name = table.split(".")
+    identifier = jvm.org.apache.spark.sql.catalyst.TableIdentifier(name, jvm.scala.Some(schema))
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, identifier)
+    snapshot = log.update(False, delta_history._scala_none(jvm), delta_history._scala_none(jvm))
+    listed = delta_history.listed_commit_times(snapshot)
+    folder = Path(str(log.logPath().toUri().getPath()))
+    on_disk = {int(f.name[:20]): f.stat().st_mtime_ns // 1_000_000 for f in folder.glob("*.json")}
+    newest = max(on_disk)
+    assert listed and sorted(listed) == list(range(newest - len(listed) + 1, newest + 1))
+    assert listed == {version: on_disk[version] for version in listed}
+
+
 def test_a_long_range_goes_to_sparks_parallel_read(
     spark: SparkSession, table: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

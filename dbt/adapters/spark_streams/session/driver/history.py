@@ -9,6 +9,9 @@ driver reads those small files itself: this module does what `getHistoryImpl` do
 Delta's own functions for every step (the commit's file, its CommitInfo, the timestamp, the
 row it becomes, the encoder), and returns the rows as a DataFrame, so a caller gets exactly
 the rows DESCRIBE HISTORY would give, and dbt's cursor, logging and errors are unchanged.
+Where Delta asks each commit file's status for its time, the commits after the snapshot's
+checkpoint take theirs from the listing that found them: on an object store each status asked
+is a request (a HEAD) per version read.
 
 Only the plain form on a Delta table of the session catalog, for at most MOST_VERSIONS
 versions, is answered here: `describe history name [limit n]`. Anything else (a path, a view,
@@ -122,13 +125,16 @@ def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[An
     files = delta.util.DeltaCommitFileProvider.apply(snapshot)
     conf = log.newDeltaHadoopConf()
     store, filesystem = log.store(), log.logPath().getFileSystem(conf)
+    listed = listed_commit_times(snapshot)
     history: list[Any] = []
     previous = None
     for version in range(start, end + 1):
         path = files.deltaFile(version)
         try:
             info = delta.DeltaHistoryManager.getCommitInfoOpt(store, path, conf)
-            timestamp = filesystem.getFileStatus(path).getModificationTime()
+            timestamp = listed.get(version)
+            if timestamp is None:
+                timestamp = filesystem.getFileStatus(path).getModificationTime()
         except Py4JJavaError as error:
             if _missing_file(jvm, error):
                 continue  # removed by log cleanup while reading: Delta skips it too
@@ -140,6 +146,21 @@ def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[An
         previous = timestamp
         history.append(delta.DeltaHistory.fromCommitInfo(info.get().withTimestamp(timestamp)))
     return history
+
+
+def listed_commit_times(snapshot: Any) -> dict[int, int]:
+    """The modification time of each commit file the snapshot's log segment holds (the commits
+    after its checkpoint), from the listing that found them: a commit file never changes, and
+    on an object store each status asked again is a request (a HEAD) per version."""
+    times: dict[int, int] = {}
+    deltas = snapshot.logSegment().deltas().iterator()
+    while deltas.hasNext():
+        status = deltas.next()
+        # 00000000000000000012.json, or 00000000000000000012.<uuid>.json (an unbackfilled commit)
+        version = str(status.getPath().getName()).split(".", 1)[0]
+        if version.isdigit():
+            times[int(version)] = int(status.getModificationTime())
+    return times
 
 
 def _missing_file(jvm: Any, error: Py4JJavaError) -> bool:
