@@ -109,17 +109,20 @@ def test_commit_times_come_from_the_snapshots_listing(spark: SparkSession, table
     """The times of the commits after the snapshot's checkpoint (the newest ones) are those of
     the listing that found them (no status asked per version, a HEAD each on an object store);
     they are the files' own times."""
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    schema, name = table.split(".")
-    identifier = jvm.org.apache.spark.sql.catalyst.TableIdentifier(name, jvm.scala.Some(schema))
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, identifier)
+    jvm, jsession = spark._jvm, spark._jsparkSession  # type: ignore[attr-defined]
+    entry = delta_history._delta_table(jvm, jsession, delta_history.name_parts(table))
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jsession, entry)
     snapshot = log.update(False, delta_history._scala_none(jvm), delta_history._scala_none(jvm))
-    listed = delta_history.listed_commit_times(snapshot)
     folder = Path(str(log.logPath().toUri().getPath()))
     on_disk = {int(f.name[:20]): f.stat().st_mtime_ns // 1_000_000 for f in folder.glob("*.json")}
     newest = max(on_disk)
+    listed = delta_history.listed_commit_times(jvm, snapshot, 0)
     assert listed and sorted(listed) == list(range(newest - len(listed) + 1, newest + 1))
     assert listed == {version: on_disk[version] for version in listed}
+    # from a start version on: that version and the newer ones only
+    assert delta_history.listed_commit_times(jvm, snapshot, newest - 1) == {
+        version: on_disk[version] for version in (newest - 1, newest)
+    }
 
 
 def test_a_long_range_goes_to_sparks_parallel_read(

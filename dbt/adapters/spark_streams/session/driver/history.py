@@ -125,7 +125,7 @@ def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[An
     files = delta.util.DeltaCommitFileProvider.apply(snapshot)
     conf = log.newDeltaHadoopConf()
     store, filesystem = log.store(), log.logPath().getFileSystem(conf)
-    listed = listed_commit_times(snapshot)
+    listed = listed_commit_times(jvm, snapshot, start)
     history: list[Any] = []
     previous = None
     for version in range(start, end + 1):
@@ -148,18 +148,20 @@ def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[An
     return history
 
 
-def listed_commit_times(snapshot: Any) -> dict[int, int]:
-    """The modification time of each commit file the snapshot's log segment holds (the commits
-    after its checkpoint), from the listing that found them: a commit file never changes, and
-    on an object store each status asked again is a request (a HEAD) per version."""
+def listed_commit_times(jvm: Any, snapshot: Any, start: int) -> dict[int, int]:
+    """The modification time of each commit file from version `start` on that the snapshot's
+    log segment holds (the commits after its checkpoint), from the listing that found them: a
+    commit file never changes, and on an object store each status asked again is a request (a
+    HEAD) per version. Read newest first, so a short history reads a few of them."""
+    names = jvm.org.apache.spark.sql.delta.util.FileNames
     times: dict[int, int] = {}
-    deltas = snapshot.logSegment().deltas().iterator()
+    deltas = snapshot.logSegment().deltas().reverseIterator()
     while deltas.hasNext():
         status = deltas.next()
-        # 00000000000000000012.json, or 00000000000000000012.<uuid>.json (an unbackfilled commit)
-        version = str(status.getPath().getName()).split(".", 1)[0]
-        if version.isdigit():
-            times[int(version)] = int(status.getModificationTime())
+        version = int(names.deltaVersion(status))
+        if version < start:
+            break
+        times[version] = int(status.getModificationTime())
     return times
 
 
