@@ -188,11 +188,13 @@ class TestMaterializedViews(DeltaProject):
         configured("continue")
         _, continued = run_dbt_and_capture(["run", "-s", "regions"])
         assert "on_configuration_change is 'continue', so it refreshes the table" in continued
-        assert "team" not in self.properties(project, "regions")
+        built = self.properties(project, "regions")
+        assert "team" not in built and built["delta.enableDeletionVectors"] == "false"
         configured("apply")
         _, applied = run_dbt_and_capture(["run", "-s", "regions"])
         assert "OK, built from its sources' current rows" in applied
-        assert self.properties(project, "regions")["team"] == "sales"
+        rebuilt = self.properties(project, "regions")
+        assert rebuilt["team"] == "sales" and rebuilt["delta.enableDeletionVectors"] == "false"
         self.check(project, "regions")
 
     @staticmethod

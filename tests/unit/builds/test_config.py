@@ -9,6 +9,7 @@ from dbt.adapters.spark_streams.streams.builds.config import (
     HistoryColumns,
     StreamSettings,
     check_contract_columns,
+    consumer_config,
 )
 from dbt.adapters.spark_streams.streams.errors import StreamError
 
@@ -164,6 +165,18 @@ def test_target_properties_turn_deletion_vectors_and_type_widening_on_unless_tol
     }
     with pytest.raises(StreamError, match="tblproperties must be a mapping"):
         parse(tblproperties="delta.enableDeletionVectors=false")
+
+
+def test_a_materialized_views_table_has_no_deletion_vectors_unless_told() -> None:
+    view = {"materialized": "materialized_view"}
+    assert consumer_config("mart", view).target_properties == {
+        "delta.enableDeletionVectors": "false",
+        "delta.enableTypeWidening": "true",
+    }
+    told = consumer_config("mart", {**view, "tblproperties": {"delta.enableDeletionVectors": 1}})
+    assert told.target_properties["delta.enableDeletionVectors"] == "1"
+    with pytest.raises(StreamError, match="Model mart: tblproperties must be a mapping"):
+        consumer_config("mart", {**view, "tblproperties": "delta.enableDeletionVectors=true"})
 
 
 def test_first_build_shape() -> None:

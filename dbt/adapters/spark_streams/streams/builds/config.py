@@ -36,6 +36,11 @@ DEFAULT_TARGET_PROPERTIES = {
     "delta.enableDeletionVectors": "true",
     "delta.enableTypeWidening": "true",
 }
+# A materialized view's table is created without deletion vectors: its refresh MERGEs the few
+# changed groups of a table that is small beside its sources (a mart), whose files Delta
+# rewrites faster than it writes and then reads their deletion vectors (measured in the
+# performance journal). The model's own tblproperties win here too.
+MATERIALIZED_VIEW_PROPERTIES = {"delta.enableDeletionVectors": "false"}
 # A view stream's build may rebuild its target when that is cheaper (views/cost.py): 'auto'
 # does, 'strict' fails instead. Views whose tables hold less than rebuild_min_bytes always
 # build incrementally: either path is quick there.
@@ -358,7 +363,10 @@ class _MaterializedViewConfig:
             return {"incremental_strategy": "append"}.get(name, default)
         if name == "incremental":  # refresh: 'incremental' never takes the cheaper rebuild
             return "strict" if self.config.get("refresh") == "incremental" else "auto"
-        return self.config.get(name, default)
+        given = self.config.get(name, default)
+        if name == "tblproperties" and (given is None or isinstance(given, Mapping)):
+            return {**MATERIALIZED_VIEW_PROPERTIES, **(given or {})}
+        return given
 
 
 def consumer_config(model: str, config: ModelConfig) -> ConsumerConfig:
