@@ -2,6 +2,7 @@
 choice asks the catalog, and the kind a registered stream belongs to."""
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -19,6 +20,7 @@ from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, table_changes_sql
 from dbt.adapters.spark_streams.streams.travel.changes_on_views import view_changes_sql
 from tests.unit.delta.test_source import COLUMNS, described
+from tests.unit.frozen_clock import freeze_staleness_clock
 from tests.unit.kinds.test_delta_table import Orders
 from tests.unit.kinds.test_file_table import NAME as FILE_STREAM
 from tests.unit.kinds.test_file_table import Landing
@@ -26,7 +28,7 @@ from tests.unit.kinds.test_file_table import build as file_build
 from tests.unit.kinds.test_file_table import resolve as resolve_files
 from tests.unit.kinds.test_table_stream import request as table_request
 from tests.unit.kinds.test_view import NAME as VIEW_STREAM
-from tests.unit.kinds.test_view import Shop
+from tests.unit.kinds.test_view import T0, Shop
 from tests.unit.kinds.test_view import build as view_build
 from tests.unit.kinds.test_view import request as view_request
 from tests.unit.kinds.test_view import resolve as resolve_view
@@ -160,7 +162,12 @@ def test_an_insert_only_stream_is_read_by_the_file_table_kind() -> None:
     assert chosen_build.reads[FILE_STREAM][0].source_type == "files"
 
 
-def test_changes_on_a_table_and_on_a_view_are_read_by_their_kinds() -> None:
+def test_changes_on_a_table_and_on_a_view_are_read_by_their_kinds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the fixtures' histories were written on 2026-11-24 and 25: read them two days later, as
+    # any day would, not a week later, when their files would be past the retention
+    freeze_staleness_clock(monkeypatch, T0 + timedelta(days=2))
     request = ChangesRequest("raw", "orders", at={"version": 4})
     nobody = lambda name: None  # noqa: E731 - no stream is named
     sql = choose.changes_sql(OrdersWithRegistry(), {}, nobody, request)
