@@ -1,8 +1,9 @@
-"""apply_cdc's tombstones purged after `tombstone_retention_days`, by a build with deletes, at
-most once an hour (streams/cdc/tombstones.py): with no retention every such build purges them,
+"""apply_cdc's tombstones purged after `tombstone_retention_days`, by a build, at
+most once an hour (streams/cdc/tombstones.py): with no retention every build purges them,
 and a late event older than a purged tombstone brings its key back (as the limitations page
 says); with the default retention, a build soon after a purge does not scan the tombstones
-again, and the same late event stays deleted.
+again, and the same late event stays deleted; a build whose events delete nothing adds no
+commit to them.
 """
 
 import pytest
@@ -52,6 +53,16 @@ class TestTombstonesPurged(DeltaProject):
         assert self.rows(project, "none_kept") == {(3, "late")}
         assert self.rows(project, "two_days") == set()
 
+        # events that delete nothing: the statement that checks them and appends the deletes
+        # adds no commit to the tombstones (none_kept, purged by every build, purges again)
+        version = self.version(project, "two_days")
+        sql(f"insert into {schema}.events values (4, 'd', 'U', 40)")
+        _, log = run_dbt_and_capture(["--debug", "run", "--threads", "2"])
+        assert self.purged(log) == {"none_kept"}
+        assert self.version(project, "two_days") == version
+        assert self.tombstones(project) == {"none_kept": set(), "two_days": {1, 2, 3}}
+        assert self.rows(project, "two_days") == {(4, "d")}
+
     @staticmethod
     def purged(log: str) -> set[str]:
         """The models whose build ran the purge (its DELETE in dbt's debug output)."""
@@ -60,6 +71,14 @@ class TestTombstonesPurged(DeltaProject):
             for model in ("none_kept", "two_days")
             if f"{model}__cdc_tombstones` where _cdc_deleted_at <" in log
         }
+
+    @staticmethod
+    def version(project, model: str) -> int:
+        """The latest version of the model's tombstones."""
+        [row] = project.run_sql(
+            f"describe history {project.test_schema}.{model}__cdc_tombstones limit 1", fetch="all"
+        )
+        return row[0]
 
     @staticmethod
     def tombstones(project) -> dict[str, set[int]]:

@@ -17,7 +17,7 @@ from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT, purge_due
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
-from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
 from dbt.adapters.spark_streams.streams.sql.catalog import column_names, table_properties
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
@@ -64,7 +64,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         target: BaseRelation, columns: list[str],
     ) -> str:  # fmt: skip
         """A build with changes: the events checked, old tombstones purged and the change
-        set's deletes appended to them; returns the target's MERGE (the build's commit)."""
+        set's deletes appended to them (one statement, unless truncates or skipped bad events
+        need counting first); returns the target's MERGE (the build's commit)."""
         source, build = str(changes), self._node(node_id).build
         described = build.change_columns if build is not None else ()
         query = self._cdc_query(
@@ -72,20 +73,47 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         )
         if build is not None and build.target_columns:  # as described before the write
             query.check_target(model_name, str(target), build.target_columns)
-        skipped, deletes, truncates = self._check_events(model_name, query, source)
-        if skipped and build is not None:
-            build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         tombstones = self._tombstones(target)
         self._create_aside(  # (a target that dbt clone copied has none: they start empty)
             target, TOMBSTONES_SUFFIX, f"{column_list(query.key)}, {query.target_sequence} as "
             "_cdc_sequence, current_timestamp() as _cdc_deleted_at",
         )  # fmt: skip
+        if query.truncates or query.config.on_bad_event == "skip":
+            truncated = self._checked_then_tombstones(model_name, query, source, tombstones, build)
+        else:
+            self._tombstones_checked(model_name, query, source, tombstones)
+            truncated = False
+        if isinstance(query, TrackedScd2Query):
+            self._keep_events(query, target, source)
+        return query.merge_sql(source, str(target), tombstones, truncated=truncated)
+
+    def _tombstones_checked(
+        self, model_name: str, query: CdcQuery, source: str, tombstones: str
+    ) -> None:
+        """The change set's deletes appended to the tombstones by the statement that checks
+        the events (a build with none adds no commit: Delta records no empty append). When it
+        fails, check_sql says why in a sentence; an error it does not explain is raised."""
+        self._purge_when_due(tombstones, query.config.tombstone_retention_days)
+        try:
+            self._run_with_confs()(query.checked_tombstones_sql(source, tombstones), NO_CHECKSUM)
+        except SparkUnreachable:
+            raise
+        except Exception:
+            self._check_events(model_name, query, source)
+            raise
+
+    def _checked_then_tombstones(
+        self, model_name: str, query: CdcQuery, source: str, tombstones: str, build: Any
+    ) -> bool:
+        """The events checked (their truncates counted, bad ones counted to be skipped), then
+        the deletes and truncates appended to the tombstones; whether the change set truncated."""
+        skipped, deletes, truncates = self._check_events(model_name, query, source)
+        if skipped and build is not None:
+            build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
             self._purge_when_due(tombstones, query.config.tombstone_retention_days)
             self._run_with_confs()(query.tombstones_sql(source, tombstones, False), NO_CHECKSUM)
-        if isinstance(query, TrackedScd2Query):
-            self._keep_events(query, target, source)
-        return query.merge_sql(source, str(target), tombstones, truncated=bool(truncates))
+        return bool(truncates)
 
     def _cdc_query(
         self,

@@ -36,6 +36,7 @@ from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote
 
 SEQ, DELETE, TRUNCATE = "_cdc_seq", "_cdc_delete", "_cdc_truncate"
 CUT_ROW = "_cdc_cut_row"  # a MERGE source row that deletes a target row a truncate ended
+CHECK_FAILED = "apply_cdc: a bad event"  # checked_tombstones_sql's error; check_sql says which
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,26 @@ class CdcQuery:
         if create:
             return f"create or replace table {tombstones} using delta as {rows}"
         return f"insert into {tombstones} {rows}"
+
+    def checked_tombstones_sql(self, source: str, tombstones: str) -> str:
+        """The change set's deletes appended as tombstones by the statement that checks the
+        events: a bad event, or an apply_as_deletes that is no condition, fails it (raise_error)
+        before anything is written, and the adapter asks check_sql for the sentence. One pass
+        over the change set where a check and an append were two; without truncates (whose
+        count decides the MERGE) and unless bad events are skipped (which needs their count).
+        A delete event landed twice leaves its tombstone twice, as a key's tombstones are only
+        ever read as their newest sequence."""
+        assert not self.truncates and self.config.on_bad_event == "fail"
+        failed = f"raise_error('{CHECK_FAILED}')"
+        checks = [f"when {self._is_bad()} then {failed}"]
+        if self.config.apply_as_deletes:
+            kind = f"typeof(({self.config.apply_as_deletes}))"
+            checks.insert(0, f"when {kind} != 'boolean' then {failed}")
+        return (
+            f"insert into {tombstones} select {column_list(self.key)}, {SEQ} as "
+            f"{quote(SEQUENCE_COLUMN)}, current_timestamp() as _cdc_deleted_at from "
+            f"({self.events(source)}) where case {' '.join(checks)} else {DELETE} end"
+        )
 
     def merge_sql(self, source: str, target: str, tombstones: str, truncated: bool = False) -> str:
         """The build's write: each touched key's newest state (`_composed_source` with
