@@ -43,6 +43,12 @@ def table_properties(project: Any, table: str) -> dict[str, str]:
     return {row[0]: row[1] for row in rows}
 
 
+def latest_version(project: Any, table: str) -> int:
+    """The latest version of a Delta table in the test schema."""
+    [row] = project.run_sql(f"describe history {project.test_schema}.{table} limit 1", fetch="all")
+    return int(row[0])
+
+
 def shown_streams(output: str) -> dict[str, dict[str, Any]]:
     """The streams `show_streams(format='json')` printed, by name: one JSON object per line,
     bare (a run-operation's output) or after dbt's timestamp (a hook in a run's log)."""

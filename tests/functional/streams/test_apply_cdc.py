@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, latest_version, sources_yml
 from tests.functional.streams.test_apply_cdc_property import sequence
 from tests.functional.streams.test_dbt_edges import messages
 from tests.unit.cdc.reference import Event, apply, rows, versions
@@ -113,7 +113,7 @@ class TestApplyCdc(DeltaProject):
             assert self.versions(project) == versions(as_events(landed, COLUMNS)), round_
             tracked = versions(as_events(landed, COLUMNS), tracked=["name"])
             assert self.versions(project, "tracked") == tracked, round_
-        version = self.version(project)
+        version = latest_version(project, "events")
         offsets = dict(sql(f"select name, offset_version from {schema}.dbt_streams", fetch="all"))
         assert offsets == {
             "current__events": version,
@@ -160,7 +160,7 @@ class TestApplyCdc(DeltaProject):
             7: {"name": "zed", "amount": 3},
             99: {"name": "yu", "amount": 2},
         }
-        assert self.offset(project, "current__events") == self.version(project)
+        assert self.offset(project, "current__events") == latest_version(project, "events")
 
     @staticmethod
     def a_new_column_reaches_the_tracked_history(project, landed: list[tuple]) -> None:
@@ -209,13 +209,6 @@ class TestApplyCdc(DeltaProject):
             (r[0], sequence(r[1]), sequence(r[2]), (("amount", r[4]), ("name", r[3])))
             for r in found
         }
-
-    @staticmethod
-    def version(project) -> int:
-        [row] = project.run_sql(
-            f"describe history {project.test_schema}.events limit 1", fetch="all"
-        )
-        return int(row[0])
 
     @staticmethod
     def offset(project, name: str) -> int:

@@ -10,7 +10,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT
-from tests.functional.delta import DeltaProject, sources_yml, table_properties
+from tests.functional.delta import DeltaProject, latest_version, sources_yml, table_properties
 
 MODEL = """{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
     unique_key='id', sequence_by='ts', apply_as_deletes="op = 'D'",
@@ -55,11 +55,11 @@ class TestTombstonesPurged(DeltaProject):
 
         # events that delete nothing: the statement that checks them and appends the deletes
         # adds no commit to the tombstones (none_kept, purged by every build, purges again)
-        version = self.version(project, "two_days")
+        version = latest_version(project, "two_days__cdc_tombstones")
         sql(f"insert into {schema}.events values (4, 'd', 'U', 40)")
         _, log = run_dbt_and_capture(["--debug", "run", "--threads", "2"])
         assert self.purged(log) == {"none_kept"}
-        assert self.version(project, "two_days") == version
+        assert latest_version(project, "two_days__cdc_tombstones") == version
         assert self.tombstones(project) == {"none_kept": set(), "two_days": {1, 2, 3}}
         assert self.rows(project, "two_days") == {(4, "d")}
 
@@ -71,14 +71,6 @@ class TestTombstonesPurged(DeltaProject):
             for model in ("none_kept", "two_days")
             if f"{model}__cdc_tombstones` where _cdc_deleted_at <" in log
         }
-
-    @staticmethod
-    def version(project, model: str) -> int:
-        """The latest version of the model's tombstones."""
-        [row] = project.run_sql(
-            f"describe history {project.test_schema}.{model}__cdc_tombstones limit 1", fetch="all"
-        )
-        return row[0]
 
     @staticmethod
     def tombstones(project) -> dict[str, set[int]]:

@@ -16,6 +16,7 @@ from dbt.tests.util import run_dbt
 
 from tests.functional.delta import (
     DeltaProject,
+    latest_version,
     run_in_one_session,
     sources_yml,
     table_properties,
@@ -61,13 +62,6 @@ def offsets(project) -> dict[str, int]:
     return dict(found)
 
 
-def version(project, table: str) -> int:
-    history = project.run_sql(
-        f"describe history {project.test_schema}.{table} limit 1", fetch="one"
-    )
-    return history[0]
-
-
 class TestBlindSpots(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
@@ -85,10 +79,10 @@ class TestBlindSpots(DeltaProject):
         project.run_sql(f"insert into {schema}.pinned values (1)")
         run_dbt(["run", "-s", "both"])
         project.run_sql(f"insert into {schema}.pinned values (2)")
-        pinned_at = version(project, "pinned")
+        pinned_at = latest_version(project, "pinned")
 
         run_dbt(["run", "-s", "both", "--vars", "{land: 3}"])  # 3 lands between the two reads
-        assert version(project, "pinned") == pinned_at + 1
+        assert latest_version(project, "pinned") == pinned_at + 1
         read = f"select id, reference from {schema}.both order by reference, id"
         assert rows(project, read) == [(1, "first"), (2, "first"), (1, "second"), (2, "second")]
         assert offsets(project)["pinned__first"] == pinned_at
@@ -117,7 +111,7 @@ class TestBlindSpots(DeltaProject):
             else:
                 statements.append(f"insert into {schema}.busy values ({10 + i}, 'i{i}')")
         run_in_one_session(project, *statements)
-        assert version(project, "busy") - built >= commits
+        assert latest_version(project, "busy") - built >= commits
 
         run_dbt(["run", "-s", "mirror", "audit"])
         source = rows(project, f"select id, v from {schema}.busy order by id")
@@ -125,8 +119,8 @@ class TestBlindSpots(DeltaProject):
         inserted = [(10 + i, f"i{i}") for i in range(commits) if i % 4 != 3 and i % 8 != 6]
         audited = rows(project, f"select id, v from {schema}.audit order by id")
         assert audited == [(1, "a"), (2, "b"), *inserted]
-        assert offsets(project)["mirror__busy"] == version(project, "busy")
-        assert offsets(project)["audit__busy"] == version(project, "busy")
+        assert offsets(project)["mirror__busy"] == latest_version(project, "busy")
+        assert offsets(project)["audit__busy"] == latest_version(project, "busy")
 
     def test_a_short_log_retention_is_raised_with_the_file_retention(self, project):
         schema = project.test_schema

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import rm_file, run_dbt, run_dbt_and_capture, write_file
 
-from tests.functional.delta import DeltaProject, WithDevTarget, sources_yml
+from tests.functional.delta import DeltaProject, WithDevTarget, latest_version, sources_yml
 
 SOURCES = sources_yml("shop", "orders")
 
@@ -41,11 +41,6 @@ def registered(project) -> list[tuple]:
         fetch="all",
     )
     return [tuple(row) for row in found]
-
-
-def latest_version(project, table: str) -> int:
-    [row] = project.run_sql(f"describe history {project.test_schema}.{table} limit 1", fetch="all")
-    return int(row[0])
 
 
 def create_orders(project) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.delta import DeltaProject, sources_yml
+from tests.functional.delta import DeltaProject, latest_version, sources_yml
 
 SOURCES = sources_yml("shop", "orders", "customers")
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
@@ -125,8 +125,8 @@ class TestMaterializedViews(DeltaProject):
             )
         )
         assert offsets == {
-            f"revenue_by_customer@{schema}.orders": self.version(project, "orders"),
-            f"revenue_by_customer@{schema}.customers": self.version(project, "customers"),
+            f"revenue_by_customer@{schema}.orders": latest_version(project, "orders"),
+            f"revenue_by_customer@{schema}.customers": latest_version(project, "customers"),
         }
 
         _, idle = run_dbt_and_capture(["run", "-s", "revenue_by_customer"])
@@ -150,7 +150,7 @@ class TestMaterializedViews(DeltaProject):
         )
         assert joined[1:3] == [
             f"stream customer_revenue@{schema}.{table} on delta `{schema}`.`{table}`: "
-            f"incremental (reads its changes after version {self.version(project, table) - v})"
+            f"incremental (reads its changes after version {latest_version(project, table) - v})"
             for table, v in (("customers", 0), ("orders", 1))
         ]
         assert joined[3].startswith("  path: incremental (its tables hold "), joined
@@ -231,13 +231,6 @@ class TestMaterializedViews(DeltaProject):
         got = sorted(map(rounded, target), key=str)
         want = sorted(map(rounded, project.run_sql(query, fetch="all")), key=str)
         assert got == want, name
-
-    @staticmethod
-    def version(project, table: str) -> int:
-        history = project.run_sql(
-            f"describe history {project.test_schema}.{table} limit 1", fetch="all"
-        )
-        return int(history[0][0])
 
 
 def rounded(row) -> tuple:
