@@ -3,12 +3,14 @@ most once an hour (streams/cdc/tombstones.py): with no retention every build pur
 and a late event older than a purged tombstone brings its key back (as the limitations page
 says); with the default retention, a build soon after a purge does not scan the tombstones
 again, and the same late event stays deleted; a build whose events delete nothing adds no
-commit to them.
+commit to them. The appends' small files are compacted by Delta's auto compaction (here at
+two files, where a model has sixteen), and no tombstone is lost to it.
 """
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from dbt.adapters.spark_streams.streams.cdc import tombstones as tombstones_module
 from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT
 from tests.functional.delta import DeltaProject, latest_version, sources_yml, table_properties
 
@@ -28,7 +30,8 @@ class TestTombstonesPurged(DeltaProject):
             "two_days.sql": MODEL.format(retention=""),
         }
 
-    def test_purged_after_the_retention_at_most_hourly(self, project):
+    def test_purged_after_the_retention_at_most_hourly(self, project, monkeypatch):
+        monkeypatch.setattr(tombstones_module, "COMPACT_AT_FILES", 2)
         schema, sql = project.test_schema, project.run_sql
         sql(
             f"create table {schema}.events (id int, name string, op string, ts bigint) "
@@ -44,6 +47,11 @@ class TestTombstonesPurged(DeltaProject):
         assert self.tombstones(project) == {"none_kept": {1}, "two_days": {1, 3}}
         for model in ("none_kept", "two_days"):
             assert PURGED_AT in table_properties(project, f"{model}__cdc_tombstones")
+        # two_days' first tombstone and this build's, two small files: compacted into one
+        compactions = self.auto_compactions(project, "two_days__cdc_tombstones")
+        assert compactions == [latest_version(project, "two_days__cdc_tombstones")]
+        [detail] = sql(f"describe detail {schema}.two_days__cdc_tombstones", fetch="all")
+        assert detail["numFiles"] == 1
 
         # key 3's delete (ts 11) is purged from none_kept: an older upsert brings it back
         sql(f"insert into {schema}.events values (2, 'b', 'D', 30), (3, 'late', 'U', 5)")
@@ -71,6 +79,16 @@ class TestTombstonesPurged(DeltaProject):
             for model in ("none_kept", "two_days")
             if f"{model}__cdc_tombstones` where _cdc_deleted_at <" in log
         }
+
+    @staticmethod
+    def auto_compactions(project, table: str) -> list[int]:
+        """The versions Delta's auto compaction wrote."""
+        history = project.run_sql(f"describe history {project.test_schema}.{table}", fetch="all")
+        return [
+            row["version"]
+            for row in history
+            if row["operation"] == "OPTIMIZE" and row["operationParameters"].get("auto") == "true"
+        ]
 
     @staticmethod
     def tombstones(project) -> dict[str, set[int]]:

@@ -15,7 +15,11 @@ from dbt.adapters.spark_streams.streams.cdc.config import (
 )
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
-from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT, purge_due
+from dbt.adapters.spark_streams.streams.cdc.tombstones import (
+    PURGED_AT,
+    compaction_confs,
+    purge_due,
+)
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
@@ -95,7 +99,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         fails, check_sql says why in a sentence; an error it does not explain is raised."""
         self._purge_when_due(tombstones, query.config.tombstone_retention_days)
         try:
-            self._run_with_confs()(query.checked_tombstones_sql(source, tombstones), NO_CHECKSUM)
+            appended = query.checked_tombstones_sql(source, tombstones)
+            self._run_with_confs()(appended, _append_confs())
         except SparkUnreachable:
             raise
         except Exception:
@@ -112,7 +117,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
             self._purge_when_due(tombstones, query.config.tombstone_retention_days)
-            self._run_with_confs()(query.tombstones_sql(source, tombstones, False), NO_CHECKSUM)
+            appended = query.tombstones_sql(source, tombstones, False)
+            self._run_with_confs()(appended, _append_confs())
         return bool(truncates)
 
     def _cdc_query(
@@ -146,7 +152,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             target, EVENTS_SUFFIX, f"{column_list(query.columns)}, {query.target_sequence} as "
             "_cdc_sequence, false as _cdc_delete",
         )  # fmt: skip
-        self._run_with_confs()(query.events_sql(source, create=False), NO_CHECKSUM)
+        self._run_with_confs()(query.events_sql(source, create=False), _append_confs())
 
     def _purge_when_due(self, tombstones: str, days: int) -> None:
         """Tombstones past the retention purged when a purge is due (streams/cdc/tombstones.py:
@@ -212,3 +218,9 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     def _aside(target: BaseRelation, suffix: str) -> str:
         """A table kept beside the target: its name and the suffix."""
         return quote_path(str(target.schema), str(target.identifier) + suffix)
+
+
+def _append_confs() -> dict[str, str]:
+    """An append to a table beside the target: no checksum file (as the registry's append),
+    compacted by Delta when its small files pile up (streams/cdc/tombstones.py)."""
+    return {**NO_CHECKSUM, **compaction_confs()}

@@ -339,8 +339,9 @@ class CdcQuery:
 
     def _newest_source(self, source: str, tombstones: str) -> str:
         """Without partial updates a key's newest event alone decides: the change set's newest
-        event per key after the cut (ties as `_unique` breaks them), unless a tombstone is
-        newer (or as new and the event no delete); MERGEd where newer than the target's row."""
+        event per key after the cut (ties as `_unique` breaks them), unless a tombstone of its
+        key is newer (or as new and the event no delete); MERGEd where newer than the target's
+        row. The tombstones are an anti join's broadcast side, read without a shuffle."""
         keys, row = column_list(self.key), "to_json(struct(" + column_list(self.columns) + "))"
         valid = self._valid(self.cut(source, tombstones))
         newest = (
@@ -348,15 +349,11 @@ class CdcQuery:
             f"order by {SEQ} desc, {DELETE} desc, {row} desc) as _cdc_n "
             f"from ({self.events(source)}) where {valid}"
         )
-        buried = (
-            f"select {keys}, max({quote(SEQUENCE_COLUMN)}) as _cdc_tomb from {tombstones} "
-            f"group by {keys}"
-        )
+        buried = f"d.{quote(SEQUENCE_COLUMN)}"
         return (
             f"select {column_list(self.columns, 'e.')}, e.{SEQ}, e.{DELETE} from ({newest}) e "
-            f"left join ({buried}) d on {self.key_match('e', 'd')} where e._cdc_n = 1 and "
-            f"(d._cdc_tomb is null or e.{SEQ} > d._cdc_tomb or (e.{SEQ} = d._cdc_tomb and "
-            f"e.{DELETE}))"
+            f"left anti join {tombstones} d on {self.key_match('e', 'd')} and ({buried} > "
+            f"e.{SEQ} or ({buried} = e.{SEQ} and not e.{DELETE})) where e._cdc_n = 1"
         )
 
     def _composed_source(self, source: str, target: str, tombstones: str) -> str:

@@ -10,12 +10,28 @@ As Delta Live Tables' APPLY CHANGES has a GC frequency beside its tombstone thre
 
 The tombstones' appends (and a tracked history's kept events') skip Delta's checksum file, as
 the registry's append does (offsets/registry.py): these tables are read only by the builds.
+Each append adds a small file, and every build's MERGE reads them all (a key's newest
+tombstone), so a model built every few minutes would read hundreds of files a build, its
+cost growing with the builds in the retention rather than with its change. Delta's auto
+compaction keeps them few: the append that brings the table to COMPACT_AT_FILES small files
+rewrites them into one (a commit of its own, which changes no row). At 1M keys a MERGE read
+22 tombstone files in 0.15 s more than one; a compaction costs about 1.4 s on two cores.
 """
 
 from datetime import datetime, timedelta
 
 PURGED_AT = "dbt_streams.cdc_purged_at"
 PURGE_INTERVAL = timedelta(hours=1)
+COMPACT_AT_FILES = 16
+
+
+def compaction_confs() -> dict[str, str]:
+    """The confs of an append to a table beside the target that turn on Delta's auto
+    compaction once COMPACT_AT_FILES small files have piled up."""
+    return {
+        "spark.databricks.delta.autoCompact.enabled": "true",
+        "spark.databricks.delta.autoCompact.minNumFiles": str(COMPACT_AT_FILES),
+    }
 
 
 def purge_due(purged_at: str | None, now: datetime, days: int) -> bool:
