@@ -4,7 +4,7 @@ and a late event older than a purged tombstone brings its key back (as the limit
 says); with the default retention, a build soon after a purge does not scan the tombstones
 again, and the same late event stays deleted; a build whose events delete nothing adds no
 commit to them. The appends' small files are compacted by Delta's auto compaction (here at
-two files, where a model has sixteen), and no tombstone is lost to it.
+two files, where a model has fifty), and no tombstone is lost to it.
 """
 
 import pytest
