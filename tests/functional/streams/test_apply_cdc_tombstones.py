@@ -3,14 +3,13 @@ most once an hour (streams/cdc/tombstones.py): with no retention every build pur
 and a late event older than a purged tombstone brings its key back (as the limitations page
 says); with the default retention, a build soon after a purge does not scan the tombstones
 again, and the same late event stays deleted; a build whose events delete nothing adds no
-commit to them. The appends' small files are compacted by Delta's auto compaction (here at
-two files, where a model has fifty), and no tombstone is lost to it.
+commit to them. The build that purges (with a retention) compacts the appends' small files
+into one, and no tombstone is lost to it.
 """
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.spark_streams.streams.cdc import tombstones as tombstones_module
 from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT
 from tests.functional.delta import DeltaProject, latest_version, sources_yml, table_properties
 
@@ -30,8 +29,7 @@ class TestTombstonesPurged(DeltaProject):
             "two_days.sql": MODEL.format(retention=""),
         }
 
-    def test_purged_after_the_retention_at_most_hourly(self, project, monkeypatch):
-        monkeypatch.setattr(tombstones_module, "COMPACT_AT_FILES", 2)
+    def test_purged_after_the_retention_at_most_hourly(self, project):
         schema, sql = project.test_schema, project.run_sql
         sql(
             f"create table {schema}.events (id int, name string, op string, ts bigint) "
@@ -47,9 +45,12 @@ class TestTombstonesPurged(DeltaProject):
         assert self.tombstones(project) == {"none_kept": {1}, "two_days": {1, 3}}
         for model in ("none_kept", "two_days"):
             assert PURGED_AT in table_properties(project, f"{model}__cdc_tombstones")
-        # two_days' first tombstone and this build's, two small files: compacted into one
-        compactions = self.auto_compactions(project, "two_days__cdc_tombstones")
-        assert compactions == [latest_version(project, "two_days__cdc_tombstones")]
+        # two_days purged: its first tombstone and this build's append compacted into one
+        # file; none_kept's purge left only this build's append
+        assert self.compactions(project, "two_days") == [
+            latest_version(project, "two_days__cdc_tombstones")
+        ]
+        assert self.compactions(project, "none_kept") == []
         [detail] = sql(f"describe detail {schema}.two_days__cdc_tombstones", fetch="all")
         assert detail["numFiles"] == 1
 
@@ -81,14 +82,11 @@ class TestTombstonesPurged(DeltaProject):
         }
 
     @staticmethod
-    def auto_compactions(project, table: str) -> list[int]:
-        """The versions Delta's auto compaction wrote."""
-        history = project.run_sql(f"describe history {project.test_schema}.{table}", fetch="all")
-        return [
-            row["version"]
-            for row in history
-            if row["operation"] == "OPTIMIZE" and row["operationParameters"].get("auto") == "true"
-        ]
+    def compactions(project, model: str) -> list[int]:
+        """The versions an OPTIMIZE wrote to the model's tombstones."""
+        table = f"{project.test_schema}.{model}__cdc_tombstones"
+        history = project.run_sql(f"describe history {table}", fetch="all")
+        return [row["version"] for row in history if row["operation"] == "OPTIMIZE"]
 
     @staticmethod
     def tombstones(project) -> dict[str, set[int]]:

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGE_INTERVAL, purge_due
+from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGE_INTERVAL, compacts, purge_due
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -27,3 +27,16 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 )
 def test_a_purge_is_due_an_interval_after_the_last(purged_at, days, due):
     assert purge_due(purged_at, NOW, days) is due
+
+
+@pytest.mark.parametrize(
+    ("purged", "days", "compacted"),
+    [
+        (True, 2, True),  # the hourly purge compacts what the hour's appends left
+        (False, 2, False),  # a build between purges appends only
+        (True, 0, False),  # no retention: its purge left no tombstone before its append
+        (False, 0, False),
+    ],
+)
+def test_the_build_that_purges_compacts_unless_nothing_is_kept(purged, days, compacted):
+    assert compacts(purged, days) is compacted

@@ -15,11 +15,7 @@ from dbt.adapters.spark_streams.streams.cdc.config import (
 )
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
-from dbt.adapters.spark_streams.streams.cdc.tombstones import (
-    PURGED_AT,
-    compaction_confs,
-    purge_due,
-)
+from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT, compacts, purge_due
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
@@ -97,15 +93,17 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         """The change set's deletes appended to the tombstones by the statement that checks
         the events (a build with none adds no commit: Delta records no empty append). When it
         fails, check_sql says why in a sentence; an error it does not explain is raised."""
-        self._purge_when_due(tombstones, query.config.tombstone_retention_days)
+        days = query.config.tombstone_retention_days
+        purged = self._purge_when_due(tombstones, days)
         try:
             appended = query.checked_tombstones_sql(source, tombstones)
-            self._run_with_confs()(appended, _append_confs())
+            self._run_with_confs()(appended, NO_CHECKSUM)
         except SparkUnreachable:
             raise
         except Exception:
             self._check_events(model_name, query, source)
             raise
+        self._compact_when_purged(tombstones, purged, days)
 
     def _checked_then_tombstones(
         self, model_name: str, query: CdcQuery, source: str, tombstones: str, build: Any
@@ -116,9 +114,11 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         if skipped and build is not None:
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
-            self._purge_when_due(tombstones, query.config.tombstone_retention_days)
+            days = query.config.tombstone_retention_days
+            purged = self._purge_when_due(tombstones, days)
             appended = query.tombstones_sql(source, tombstones, False)
-            self._run_with_confs()(appended, _append_confs())
+            self._run_with_confs()(appended, NO_CHECKSUM)
+            self._compact_when_purged(tombstones, purged, days)
         return bool(truncates)
 
     def _cdc_query(
@@ -152,20 +152,27 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             target, EVENTS_SUFFIX, f"{column_list(query.columns)}, {query.target_sequence} as "
             "_cdc_sequence, false as _cdc_delete",
         )  # fmt: skip
-        self._run_with_confs()(query.events_sql(source, create=False), _append_confs())
+        self._run_with_confs()(query.events_sql(source, create=False), NO_CHECKSUM)
 
-    def _purge_when_due(self, tombstones: str, days: int) -> None:
+    def _purge_when_due(self, tombstones: str, days: int) -> bool:
         """Tombstones past the retention purged when a purge is due (streams/cdc/tombstones.py:
         the last one, the table's PURGED_AT, an hour ago): a purge that finds nothing still
         scans the table, and most builds would find nothing. A build that fails after the
-        DELETE purges again next time, which deletes nothing more."""
+        DELETE purges again next time, which deletes nothing more. Whether it purged."""
         now = datetime.now(UTC)
         if not purge_due(table_properties(self.run_rows, tombstones).get(PURGED_AT), now, days):
-            return
+            return False
         self.run_rows(purge_sql(tombstones, days))
         self.run_rows(
             f"alter table {tombstones} set tblproperties ('{PURGED_AT}' = '{now.isoformat()}')"
         )
+        return True
+
+    def _compact_when_purged(self, tombstones: str, purged: bool, days: int) -> None:
+        """The tombstones' small files rewritten into one by the build that purged them, after
+        its append (tombstones.py: at most hourly; a table of one file is left as it is)."""
+        if compacts(purged, days):
+            self.run_rows(f"optimize {tombstones}")
 
     def _create_aside(self, target: BaseRelation, suffix: str, columns: str) -> None:
         """The table beside the target, empty with `columns` (select items over the target),
@@ -218,9 +225,3 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     def _aside(target: BaseRelation, suffix: str) -> str:
         """A table kept beside the target: its name and the suffix."""
         return quote_path(str(target.schema), str(target.identifier) + suffix)
-
-
-def _append_confs() -> dict[str, str]:
-    """An append to a table beside the target: no checksum file (as the registry's append),
-    compacted by Delta when its small files pile up (streams/cdc/tombstones.py)."""
-    return {**NO_CHECKSUM, **compaction_confs()}

@@ -12,27 +12,20 @@ The tombstones' appends (and a tracked history's kept events') skip Delta's chec
 the registry's append does (offsets/registry.py): these tables are read only by the builds.
 Each append adds a small file, and every build's MERGE reads them all (a key's newest
 tombstone), so a model built every few minutes would read hundreds of files a build, its
-cost growing with the builds in the retention rather than with its change. Delta's auto
-compaction keeps them few: the append that brings the table to COMPACT_AT_FILES small files
-(Delta's own default) rewrites them into one, in a commit of its own that changes no row. At
-1M keys a MERGE read 22 tombstone files in 0.15 s more than one, and a compaction took 1.4 to
-4 s on two cores, so compacting at fewer files would cost more than it saves here.
+cost growing with the builds in the retention rather than with its change. So the build that
+purges also compacts them (OPTIMIZE, after its append): at most once an hour, the files of at
+most an hour's builds are read besides the compacted one. With no retention every build
+purges every tombstone before its append, and none pile up. Delta's auto compaction is no
+help here: it counts a table's small files in the memory of the process that writes them, and
+each dbt run is a new process (a long-lived one, after a CREATE OR REPLACE of the table,
+compacted at every append). At 1M keys a MERGE read 22 tombstone files in 0.15 s more than
+one; an OPTIMIZE of them takes 1 to 4 s on two cores.
 """
 
 from datetime import datetime, timedelta
 
 PURGED_AT = "dbt_streams.cdc_purged_at"
 PURGE_INTERVAL = timedelta(hours=1)
-COMPACT_AT_FILES = 50
-
-
-def compaction_confs() -> dict[str, str]:
-    """The confs of an append to a table beside the target that turn on Delta's auto
-    compaction once COMPACT_AT_FILES small files have piled up."""
-    return {
-        "spark.databricks.delta.autoCompact.enabled": "true",
-        "spark.databricks.delta.autoCompact.minNumFiles": str(COMPACT_AT_FILES),
-    }
 
 
 def purge_due(purged_at: str | None, now: datetime, days: int) -> bool:
@@ -48,3 +41,9 @@ def purge_due(purged_at: str | None, now: datetime, days: int) -> bool:
     if last.tzinfo is None or last > now:  # (a clock that went back: purge)
         return True
     return now - last >= min(PURGE_INTERVAL, timedelta(days=days))
+
+
+def compacts(purged: bool, days: int) -> bool:
+    """Whether a build compacts the tombstones: when it purged them and a retention keeps
+    some (with none, its purge left only its own append)."""
+    return purged and days > 0
