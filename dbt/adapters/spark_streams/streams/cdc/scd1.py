@@ -349,11 +349,11 @@ class CdcQuery:
             f"order by {SEQ} desc, {DELETE} desc, {row} desc) as _cdc_n "
             f"from ({self.events(source)}) where {valid}"
         )
-        buried = f"d.{quote(SEQUENCE_COLUMN)}"
+        tomb = f"d.{quote(SEQUENCE_COLUMN)}"  # a tombstone's sequence
         return (
             f"select {column_list(self.columns, 'e.')}, e.{SEQ}, e.{DELETE} from ({newest}) e "
-            f"left anti join {tombstones} d on {self.key_match('e', 'd')} and ({buried} > "
-            f"e.{SEQ} or ({buried} = e.{SEQ} and not e.{DELETE})) where e._cdc_n = 1"
+            f"left anti join {tombstones} d on {self.key_match('e', 'd')} and ({tomb} > "
+            f"e.{SEQ} or ({tomb} = e.{SEQ} and not e.{DELETE})) where e._cdc_n = 1"
         )
 
     def _composed_source(self, source: str, target: str, tombstones: str) -> str:
