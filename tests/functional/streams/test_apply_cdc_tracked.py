@@ -2,7 +2,9 @@
 yet, so its next build creates `<model>__cdc_events`, and the stored versions of each key its
 events touch stand for that key's events (as after a `dbt clone`): consecutive versions with
 equal tracked columns fold into one, and the keys it does not touch keep their versions. The
-tombstones table, missing as after a `dbt clone`, is created empty beside them.
+tombstones table, missing as after a `dbt clone`, is created empty beside them. A build an hour
+after the events' last compaction compacts their appends into one file, and the history it
+writes from them stays exact.
 """
 
 from pathlib import Path
@@ -10,7 +12,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.delta import DeltaProject, sources_yml
+from dbt.adapters.spark_streams.streams.cdc.tombstones import COMPACTED_AT
+from tests.functional.delta import DeltaProject, sources_yml, table_properties
 
 CONFIG = """{{{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
     unique_key='id', sequence_by='ts', apply_as_deletes="op = 'D'", scd_type=2,
@@ -54,6 +57,27 @@ class TestTrackHistoryAddedToAHistory(DeltaProject):
         kept = sql(f"select id, ts_count from (select id, count(*) as ts_count from "
                    f"{schema}.tiers__cdc_events group by id)", fetch="all")  # fmt: skip
         assert {tuple(row) for row in kept} == {(1, 1)}  # the one event since
+        compacted = table_properties(project, "tiers__cdc_events")[COMPACTED_AT]
+
+        # two hours later (the property aged): the build appends, then compacts the events
+        aged = "2026-01-01T00:00:00+00:00"
+        events = f"{schema}.tiers__cdc_events"
+        sql(f"alter table {events} set tblproperties ('{COMPACTED_AT}' = '{aged}')")
+        sql(f"insert into {schema}.events values (2, 'silver', 3, 'U', 20)")
+        run_dbt(["run"])
+        history = sql(f"describe history {events}", fetch="all")
+        operations = [row["operation"] for row in history]  # newest first
+        assert operations[:3] == ["SET TBLPROPERTIES", "OPTIMIZE", "MERGE"], operations
+        [detail] = sql(f"describe detail {events}", fetch="all")
+        assert detail["numFiles"] == 1
+        assert table_properties(project, "tiers__cdc_events")[COMPACTED_AT] > compacted > aged
+        kept = sql(f"select id, _cdc_sequence from {events}", fetch="all")
+        assert {tuple(row) for row in kept} == {(1, 20), (2, 20)}
+        assert self.versions(project) == {
+            (1, 10, None, "gold", 3),
+            (2, 10, 20, "gold", 2),  # its stored versions, one tier, folded
+            (2, 20, None, "silver", 3),
+        }
 
     @staticmethod
     def versions(project) -> set[tuple]:

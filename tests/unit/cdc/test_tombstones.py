@@ -1,10 +1,16 @@
-"""When a build purges its model's tombstones (streams/cdc/tombstones.py)."""
+"""When a build purges its model's tombstones, and compacts a tracked history's kept events
+(streams/cdc/tombstones.py)."""
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGE_INTERVAL, compacts, purge_due
+from dbt.adapters.spark_streams.streams.cdc.tombstones import (
+    PURGE_INTERVAL,
+    compaction_due,
+    compacts,
+    purge_due,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -40,3 +46,19 @@ def test_a_purge_is_due_an_interval_after_the_last(purged_at, days, due):
 )
 def test_the_build_that_purges_compacts_unless_nothing_is_kept(purged, days, compacted):
     assert compacts(purged, days) is compacted
+
+
+@pytest.mark.parametrize(
+    ("compacted_at", "due"),
+    [
+        (None, True),  # never compacted
+        ((NOW - PURGE_INTERVAL).isoformat(), True),
+        ((NOW - PURGE_INTERVAL + timedelta(seconds=1)).isoformat(), False),
+        ((NOW - timedelta(days=3)).isoformat(), True),
+        ((NOW + timedelta(minutes=5)).isoformat(), True),  # a clock that went back
+        ("2026-11-30T11:59:00", True),  # no zone: not trusted
+        ("soon", True),
+    ],
+)
+def test_kept_events_are_compacted_an_hour_after_the_last_compaction(compacted_at, due):
+    assert compaction_due(compacted_at, NOW) is due

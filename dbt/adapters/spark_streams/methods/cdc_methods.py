@@ -15,7 +15,14 @@ from dbt.adapters.spark_streams.streams.cdc.config import (
 )
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
-from dbt.adapters.spark_streams.streams.cdc.tombstones import PURGED_AT, compacts, purge_due
+from dbt.adapters.spark_streams.streams.cdc.tombstones import (
+    COMPACTED_AT,
+    COMPACTION_CONFS,
+    PURGED_AT,
+    compaction_due,
+    compacts,
+    purge_due,
+)
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
@@ -147,12 +154,20 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
 
     def _keep_events(self, query: TrackedScd2Query, target: BaseRelation, source: str) -> None:
         """The change set's events appended to the kept ones (a target that dbt clone copied
-        has none: they start empty, and its stored versions stand for its events)."""
+        has none: they start empty, and its stored versions stand for its events), then
+        compacted when due (tombstones.py: at most hourly)."""
         self._create_aside(
             target, EVENTS_SUFFIX, f"{column_list(query.columns)}, {query.target_sequence} as "
             "_cdc_sequence, false as _cdc_delete",
         )  # fmt: skip
+        events = query.events_table
         self._run_with_confs()(query.events_sql(source, create=False), NO_CHECKSUM)
+        now = datetime.now(UTC)
+        if compaction_due(table_properties(self.run_rows, events).get(COMPACTED_AT), now):
+            self._run_with_confs()(f"optimize {events}", COMPACTION_CONFS)
+            self.run_rows(
+                f"alter table {events} set tblproperties ('{COMPACTED_AT}' = '{now.isoformat()}')"
+            )
 
     def _purge_when_due(self, tombstones: str, days: int) -> bool:
         """Tombstones past the retention purged when a purge is due (streams/cdc/tombstones.py:

@@ -20,27 +20,50 @@ help here: it counts a table's small files in the memory of the process that wri
 each dbt run is a new process (a long-lived one, after a CREATE OR REPLACE of the table,
 compacted at every append). At 1M keys a MERGE read 22 tombstone files in 0.15 s more than
 one; an OPTIMIZE of them takes 1 to 4 s on two cores.
+
+A tracked history's kept events (tracked.py) are never purged: they are what happened. Each
+build's append adds a small file there too, and each build reads the touched keys' events
+from all of them, so a build compacts them as well, at most once an hour (the table's
+COMPACTED_AT property), after its append. Its OPTIMIZE sizes files as Delta's auto compaction
+does (COMPACTION_CONFS: files under 64 MB packed into files of up to 128 MB), so the large
+files of earlier compactions are not rewritten each hour.
 """
 
 from datetime import datetime, timedelta
 
 PURGED_AT = "dbt_streams.cdc_purged_at"
 PURGE_INTERVAL = timedelta(hours=1)
+COMPACTED_AT = "dbt_streams.cdc_compacted_at"
+COMPACTION_CONFS = {
+    "spark.databricks.delta.optimize.minFileSize": str(64 * 2**20),
+    "spark.databricks.delta.optimize.maxFileSize": str(128 * 2**20),
+}
 
 
 def purge_due(purged_at: str | None, now: datetime, days: int) -> bool:
     """Whether a build at `now` purges: never purged yet, the last purge (ISO time with its
     zone) at least the interval ago (the retention, when that is shorter), or a time it
     cannot read."""
-    if not purged_at:
+    return _due(purged_at, now, min(PURGE_INTERVAL, timedelta(days=days)))
+
+
+def compaction_due(compacted_at: str | None, now: datetime) -> bool:
+    """Whether a build at `now` compacts a tracked history's kept events: never compacted
+    yet, the last compaction (ISO time with its zone) at least PURGE_INTERVAL ago, or a time
+    it cannot read."""
+    return _due(compacted_at, now, PURGE_INTERVAL)
+
+
+def _due(last_at: str | None, now: datetime, interval: timedelta) -> bool:
+    if not last_at:
         return True
     try:
-        last = datetime.fromisoformat(purged_at)
+        last = datetime.fromisoformat(last_at)
     except ValueError:
         return True
-    if last.tzinfo is None or last > now:  # (a clock that went back: purge)
+    if last.tzinfo is None or last > now:  # (a clock that went back: due)
         return True
-    return now - last >= min(PURGE_INTERVAL, timedelta(days=days))
+    return now - last >= interval
 
 
 def compacts(purged: bool, days: int) -> bool:
