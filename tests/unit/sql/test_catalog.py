@@ -4,13 +4,15 @@ that reads the source, a view told apart, and an unreadable name left to the kin
 import pytest
 
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, as_key
-from dbt.adapters.spark_streams.streams.sql.run import Row
+from dbt.adapters.spark_streams.streams.sql.run import Row, described_once
 from tests.unit.delta.test_source import COLUMNS, described
 
 
 class Catalog:
-    def __init__(self, provider: str | None, views: tuple[str, ...] = (), missing=False) -> None:
-        self.provider, self.views, self.missing = provider, views, missing
+    def __init__(
+        self, provider: str | None, views: tuple[str, ...] = (), missing=False, kind=None
+    ) -> None:
+        self.provider, self.views, self.missing, self.kind = provider, views, missing, kind
         self.statements: list[str] = []
 
     def __call__(self, sql: str) -> list[Row]:
@@ -18,9 +20,12 @@ class Catalog:
         if sql.startswith("describe table extended"):
             if self.missing:
                 raise RuntimeError("[TABLE_OR_VIEW_NOT_FOUND]")
-            return described(COLUMNS, self.provider)
+            rows = described(COLUMNS, self.provider)
+            return rows + ([{"col_name": "Type", "data_type": self.kind}] if self.kind else [])
         if sql.startswith("show views"):
             return [{"viewName": name} for name in self.views]
+        if sql.startswith(("describe history", "alter table")):
+            return []
         raise AssertionError(sql)
 
 
@@ -37,6 +42,38 @@ def test_a_view_has_no_provider_and_is_listed_among_the_views() -> None:
     assert CatalogEntry(Catalog(None, views=("orders",)), "raw", "orders").is_view
     assert not CatalogEntry(Catalog(None, views=("orders_v",)), "raw", "orders").is_view
     assert not CatalogEntry(Catalog("parquet", views=("orders",)), "raw", "orders").is_view
+
+
+def test_a_catalog_view_says_so_in_its_detail_section() -> None:
+    # its Type decides, without listing the schema's views; a temporary view, which
+    # describes no Type, is looked for among them (above)
+    catalog = Catalog(None, kind="VIEW")
+    assert CatalogEntry(catalog, "raw", "orders").is_view
+    assert not CatalogEntry(
+        Catalog(None, views=("orders",), kind="MANAGED"), "raw", "orders"
+    ).is_view
+    assert catalog.statements == ["describe table extended `raw`.`orders`"]
+
+
+def test_a_stream_describes_each_name_once_until_something_is_written() -> None:
+    catalog = Catalog("delta")
+    first, other = "describe table extended `raw`.`orders`", "describe table extended `raw`.`c`"
+    with described_once(catalog) as once:
+        assert once(first) == once(first) == described(COLUMNS, "delta")
+        once(other)
+        once("describe history `raw`.`orders` limit 1")  # a read: the answers stand
+        once(first)
+        once("alter table `raw`.`orders` set tblproperties ('a' = 'b')")  # a write: asked again
+        once(first)
+    once(first)  # outside its `with`: every statement runs
+    assert catalog.statements == [
+        first,
+        other,
+        "describe history `raw`.`orders` limit 1",
+        "alter table `raw`.`orders` set tblproperties ('a' = 'b')",
+        first,
+        first,
+    ]
 
 
 def test_an_unreadable_name_is_no_view_and_its_error_comes_with_the_rows() -> None:

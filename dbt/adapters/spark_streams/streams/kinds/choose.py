@@ -15,7 +15,7 @@ from dbt.adapters.spark_streams.streams.kinds.request import StreamRequest
 from dbt.adapters.spark_streams.streams.kinds.view import VIEW
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
-from dbt.adapters.spark_streams.streams.sql.run import RunSql
+from dbt.adapters.spark_streams.streams.sql.run import RunSql, described_once
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, StreamLookup
 
 KINDS: tuple[StreamKind, ...] = (FILE_TABLE, VIEW, DELTA_TABLE)
@@ -33,14 +33,18 @@ def kind_of_record(record: StreamRecord) -> StreamKind:
 
 
 def stream_sql(run: RunSql, registry: Registry, build: StreamBuild, request: StreamRequest) -> str:
-    """The SQL of one stream() call, read by its source's kind."""
-    source = CatalogEntry(run, request.schema, request.identifier)
-    return kind_of(source, request.mode).stream(run, registry, build, request, source)
+    """The SQL of one stream() call, read by its source's kind (each table or view described
+    once in it)."""
+    with described_once(run) as once:
+        source = CatalogEntry(once, request.schema, request.identifier)
+        return kind_of(source, request.mode).stream(once, registry, build, request, source)
 
 
 def changes_sql(
     run: RunSql, pins: dict[str, SourceVersion], find_stream: StreamLookup, request: ChangesRequest
 ) -> str:
-    """The SQL of one changes() call, read by its source's kind."""
-    source = CatalogEntry(run, request.schema, request.identifier)
-    return kind_of(source, None).changes(run, pins, find_stream, request, source)
+    """The SQL of one changes() call, read by its source's kind (each table or view described
+    once in it)."""
+    with described_once(run) as once:
+        source = CatalogEntry(once, request.schema, request.identifier)
+        return kind_of(source, None).changes(once, pins, find_stream, request, source)

@@ -31,13 +31,19 @@ class CatalogEntry:
 
     @cached_property
     def is_view(self) -> bool:
-        """Whether the name is a view: no provider, and listed among the views (a temporary
-        view describes no detail section). An unreadable name is no view."""
+        """Whether the name is a view: no provider, and a detail section whose Type is VIEW
+        or, where there is no such section (a temporary view's), listed among the views. An
+        unreadable name is no view."""
         try:
             provider = detailed_info(self.described, "Provider")
         except Exception:
             return False
-        return provider is None and is_view(self.run, self.schema, self.identifier)
+        if provider is not None:
+            return False
+        kind = detailed_info(self.described, "Type")
+        if kind is not None:
+            return kind.upper() == "VIEW"
+        return is_view(self.run, self.schema, self.identifier)
 
 
 def detailed_info(described: list[Row], label: str) -> str | None:
