@@ -117,12 +117,16 @@ def test_an_unchanged_or_unknown_configuration_changes_nothing() -> None:
 
 
 def test_a_refresh_reads_its_target_once_unless_groups_are_recomputed() -> None:
-    """Kept aggregates: the changed groups' one join with the target also leaves out the groups
-    neither kept nor held; a recomputed group (MIN) needs the MERGE's own guard join."""
+    """Kept aggregates: the MERGE's source is the change's deltas alone, and its clauses add
+    them to the target's row; a recomputed group (MIN) joins the target into the source and
+    needs the MERGE's own guard join."""
     names = ["region", "orders", "revenue"]
     sql = plan().refresh_sql("changes", "shop.mart", names, "rows")
-    assert sql.count("shop.mart") == 2  # the MERGE's target and the kept state's one join
-    assert "where _mv_keep or _mv_held" in sql
+    assert sql.count("shop.mart") == 1  # the MERGE's target only
+    assert sql.startswith("merge into shop.mart as t using (select _mv_k0, sum(")
+    assert "when matched and t._mv_rows + s._d_rows <= 0 then delete" in sql
+    assert "when not matched and s._d_rows > 0 then insert" in sql
+    assert "rows" not in sql.replace("_rows", "")  # the input's rows are never read
     extremum = "select region, min(amount) as least from shop.orders group by region"
     recomputed = plan(sql=extremum).refresh_sql(
         "changes", "shop.mart", ["region", "least"], "rows"

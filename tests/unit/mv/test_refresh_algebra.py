@@ -7,7 +7,9 @@ its group keys and values, duplicate rows and floating-point values, and batches
 updates and deletes. After each batch the input's signed change (the multiset difference of
 the input before and after, what a view stream yields) is refreshed into the target with
 changed_groups_sql and the MERGE's rule (a row per changed group: replaced, inserted or, when
-not kept, deleted), and the target must equal the query recomputed. Everything runs on
+not kept, deleted), or, for a query whose aggregates are all kept from the change, by the
+clauses of kept_merge_sql's MERGE (kept_merge), and the target must equal the query
+recomputed. Everything runs on
 SQLite (sqlglot transpiles the Spark SQL), so no JVM; floating-point sums and averages are
 compared to 1e-6 relative, since a sum kept by adding deltas rounds differently from a sum
 recomputed.
@@ -27,6 +29,8 @@ from dbt.adapters.spark_streams.streams.mv.refresh_sql import (
     first_build_sql,
     hidden_columns,
     input_sql,
+    kept_from_change,
+    kept_merge,
 )
 from dbt.adapters.spark_streams.streams.mv.shape import Shape, query_shape
 
@@ -111,6 +115,27 @@ def merged(target: list[tuple], changed: list[tuple], keys: list[int], keep: int
     return list(by_key.values())
 
 
+def kept_merged(db: sqlite3.Connection, shape: Shape, names: list[str]) -> list[tuple]:
+    """kept_merge_sql's MERGE of `changes` into `target`, clause by clause: a matched group
+    that is gone is deleted, any other matched one updated, a new one inserted when its
+    condition holds, and the target's other rows kept."""
+    parts = kept_merge(shape, "changes", names)
+    updated = {column.strip("`"): sql for column, sql in parts.updates}
+    columns = ", ".join(updated.get(name, f"t.`{name}`") for name in names)
+    matched = f"exists (select 1 from ({parts.source}) as s where {parts.on})"
+    held = f"exists (select 1 from target as t where {parts.on})"
+    inserts = ", ".join(sql for _, sql in parts.inserts)
+    _, rows = fetch(
+        db,
+        f"select {columns} from target as t join ({parts.source}) as s on {parts.on} "
+        f"where not ({parts.gone}) "
+        f"union all select t.* from target as t where not {matched} "
+        f"union all select {inserts} from ({parts.source}) as s "
+        f"where {parts.inserted} and not {held}",
+    )
+    return rows
+
+
 def close(a: object, b: object) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         if a is None or b is None:
@@ -150,10 +175,13 @@ def refresh_matches_recompute(query: str, initial: list[tuple], batches: list[li
         input_columns, after = fetch(db, input_sql(shape))
         fill(db, "changes", [*input_columns, "metadata_action"], signed_change(before, after))
         fill(db, "target", names, target)
-        refresh = changed_groups_sql(shape, "changes", "target", names, input_sql(shape))
-        columns, changed = fetch(db, refresh)
-        assert columns == [*names, KEEP]
-        target = merged(target, changed, keys, len(names))
+        if kept_from_change(shape):
+            target = kept_merged(db, shape, names)
+        else:
+            refresh = changed_groups_sql(shape, "changes", "target", names, input_sql(shape))
+            columns, changed = fetch(db, refresh)
+            assert columns == [*names, KEEP]
+            target = merged(target, changed, keys, len(names))
         _, want = fetch(db, query)
         got = [row[:width] for row in target]
         assert same_rows(got, want), (query, batch, sorted(map(str, got)), sorted(map(str, want)))

@@ -28,7 +28,8 @@ from dbt.adapters.spark_streams.streams.mv.joined_sql import Columns, Relations
 from dbt.adapters.spark_streams.streams.mv.refresh_sql import (
     changed_groups_sql,
     first_build_sql,
-    leaves_out_unheld,
+    kept_from_change,
+    kept_merge_sql,
     merge_sql,
 )
 from dbt.adapters.spark_streams.streams.mv.shape import Full, Shape, query_shape
@@ -133,9 +134,10 @@ class MaterializedViewPlan:
     def refresh_sql(self, changes: str, target: str, names: list[str], rows: str) -> str:
         """The MERGE bringing the changed groups up to date."""
         shape = self._shape()
+        if kept_from_change(shape):
+            return kept_merge_sql(shape, changes, target, list(names))
         rows = changed_groups_sql(shape, changes, target, names, rows)
-        left_out = leaves_out_unheld(shape)
-        return merge_sql(shape, target, names, rows, unheld_left_out=left_out)
+        return merge_sql(shape, target, names, rows)
 
     def joined_first_sql(self, pinned: Relations, names: list[str]) -> str:
         """A joined query's rows: the query over its tables at the build's pins."""
