@@ -9,10 +9,9 @@ the input before and after, what a view stream yields) is refreshed into the tar
 changed_groups_sql and the MERGE's rule (a row per changed group: replaced, inserted or, when
 not kept, deleted), or, for a query whose aggregates are all kept from the change, by the
 clauses of kept_merge_sql's MERGE (kept_merge), and the target must equal the query
-recomputed. Everything runs on
-SQLite (sqlglot transpiles the Spark SQL), so no JVM; floating-point sums and averages are
-compared to 1e-6 relative, since a sum kept by adding deltas rounds differently from a sum
-recomputed.
+recomputed. Everything runs on SQLite (sqlglot transpiles the Spark SQL), so no JVM;
+floating-point sums and averages are compared to 1e-6 relative, since a sum kept by adding
+deltas rounds differently from a sum recomputed.
 """
 
 import math

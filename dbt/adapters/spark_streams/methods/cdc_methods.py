@@ -165,9 +165,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         now = datetime.now(UTC)
         if compaction_due(table_properties(self.run_rows, events).get(COMPACTED_AT), now):
             self._run_with_confs()(f"optimize {events}", COMPACTION_CONFS)
-            self.run_rows(
-                f"alter table {events} set tblproperties ('{COMPACTED_AT}' = '{now.isoformat()}')"
-            )
+            self._stamp(events, COMPACTED_AT, now)
 
     def _purge_when_due(self, tombstones: str, days: int) -> bool:
         """Tombstones past the retention purged when a purge is due (streams/cdc/tombstones.py:
@@ -178,10 +176,12 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         if not purge_due(table_properties(self.run_rows, tombstones).get(PURGED_AT), now, days):
             return False
         self.run_rows(purge_sql(tombstones, days))
-        self.run_rows(
-            f"alter table {tombstones} set tblproperties ('{PURGED_AT}' = '{now.isoformat()}')"
-        )
+        self._stamp(tombstones, PURGED_AT, now)
         return True
+
+    def _stamp(self, table: str, key: str, now: datetime) -> None:
+        """The time of a purge or compaction, kept in the table's property `key`."""
+        self.run_rows(f"alter table {table} set tblproperties ('{key}' = '{now.isoformat()}')")
 
     def _compact_when_purged(self, tombstones: str, purged: bool, days: int) -> None:
         """The tombstones' small files rewritten into one by the build that purged them, after

@@ -120,7 +120,7 @@ def kept_merge(shape: Shape, changes: str, names: list[str]) -> KeptMerge:
     target's groups: the expressions of `_joined`, with the target's row `t` for the kept one
     (none for a new group) and the deltas `s`."""
     outputs = names[: len(shape.outputs)]
-    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    keys_out = _keys_out(shape, outputs)
     on = " and ".join(f"t.{quote(k)} <=> s.{key(i)}" for i, k in enumerate(keys_out)) or "true"
     hidden = [name for name, _ in hidden_columns(shape)]
     updates = [
@@ -159,7 +159,7 @@ def merge_sql(shape: Shape, target: str, names: list[str], rows: str) -> str:
     Delta 4.4 fails a MERGE into a table with deletion vectors ("Unexpected row: did not
     match any merge clause") when such a row meets no clause while another row is deleted."""
     outputs = names[: len(shape.outputs)]
-    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    keys_out = _keys_out(shape, outputs)
     on = " and ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in keys_out) or "true"
     if keys_out:
         held = " and ".join(f"o.{quote(k)} <=> c.{quote(k)}" for k in keys_out)
@@ -176,6 +176,11 @@ def merge_sql(shape: Shape, target: str, names: list[str], rows: str) -> str:
         f"when matched then update set {sets} "
         f"when not matched and s.{KEEP} then insert ({', '.join(columns)}) values ({values})"
     )
+
+
+def _keys_out(shape: Shape, outputs: list[str]) -> list[str]:
+    """The names of the outputs that are the query's group keys, in the keys' order."""
+    return [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
 
 
 def _key_list(shape: Shape, prefix: str = "") -> str:
@@ -215,7 +220,7 @@ def _joined(shape: Shape, changes: str, target: str, outputs: list[str]) -> str:
     """Per changed group: its keys, its row maintained from the change (the kept values, o,
     plus the deltas, d; o is NULL for a new group), whether to keep it, and whether it is
     recomputed instead (`_mv_flag`)."""
-    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    keys_out = _keys_out(shape, outputs)
     on = " and ".join(f"o.{quote(k)} <=> d.{key(i)}" for i, k in enumerate(keys_out)) or "true"
     flags = ["true"] if shape.recompute_groups else _extremum_flags(shape, outputs) or ["false"]
     flag = " or ".join(f"coalesce({f}, false)" for f in flags)
@@ -320,7 +325,7 @@ def recomputed_rows(shape: Shape, outputs: list[str], groups: str, recomputed: s
         for o, n in zip(shape.outputs, outputs, strict=True)
     ]
     items += [f"r.{name}" for name in hidden] + [f"r.{ROWS} is not null as {KEEP}"]
-    keys_out = [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
+    keys_out = _keys_out(shape, outputs)
     on = " and ".join(f"g.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)) or "true"
     return f"select {', '.join(items)} from {groups} g left join {recomputed} r on {on}"
 

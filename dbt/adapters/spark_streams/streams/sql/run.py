@@ -20,10 +20,10 @@ def described_once(run: RunSql) -> Iterator[RunSql]:
     resolution describes its source where its kind is chosen and again where it is read (a
     view, then each of the view's tables)."""
     seen: dict[str, list[Row]] = {}
-    open_ = [True]
+    inside = True
 
     def once(sql: str) -> list[Row]:
-        if not open_[0]:
+        if not inside:
             return run(sql)
         if sql.startswith("describe table extended "):
             if sql not in seen:
@@ -36,4 +36,4 @@ def described_once(run: RunSql) -> Iterator[RunSql]:
     try:
         yield once
     finally:
-        open_[0] = False
+        inside = False
