@@ -34,7 +34,10 @@ MARTS = {  # model stem: its columns, compared between the two targets
     "extremes": "bucket, lowest, highest, orders",
     "customer_revenue": "customer_id, segment, orders, revenue",
 }
+# The aims: SUM, COUNT and AVG by group (revenue) at <= 0.2x the table at 0.01% changed; every
+# mart, in every case, at <= 1.1x (a refresh that would cost more refreshes fully).
 TARGET_SMALL, TARGET_ANY = 0.2, 1.1
+KEPT_FROM_CHANGE = ("revenue",)
 
 
 def differing_rows(bench: Bench, stem: str) -> int:
@@ -123,7 +126,8 @@ def main() -> None:
                     f"| {stem} | {n:,} | {d:,} | {table:.2f} | {view:.2f} ({seen.wrong}) | "
                     f"{ratio:.2f} | {paths} |"
                 )
-                target = TARGET_SMALL if fraction <= 0.0001 else TARGET_ANY
+                kept = stem in KEPT_FROM_CHANGE and fraction <= 0.0001
+                target = TARGET_SMALL if kept else TARGET_ANY
                 verdicts.append(
                     f"- {stem}, N={n:,}, D={d:,}: view / table {ratio:.2f} (target <= "
                     f"{target}: {'met' if ratio <= target else 'not met'})"

@@ -157,7 +157,7 @@ def test_a_listing_holds_every_object_while_others_land(spark, spark_home):
     filesystem = folder.getFileSystem(spark._jsc.hadoopConfiguration())
 
     def put(name: str) -> None:
-        out = filesystem.create(jvm.org.apache.hadoop.fs.Path(folder, name), False)
+        out = filesystem.create(jvm.org.apache.hadoop.fs.Path(folder, name), True)
         out.write(b"{}")
         out.close()
 
@@ -167,9 +167,11 @@ def test_a_listing_holds_every_object_while_others_land(spark, spark_home):
     landing = threading.Event()
 
     def land() -> None:
-        version = len(old)
+        """PUTs without pause, of eight more names in turn: the folder stays small, so each
+        listing takes as long as the first rather than longer with every object landed."""
+        version = 0
         while not landing.is_set():
-            put(f"{version:020d}.json")
+            put(f"{len(old) + version % 8:020d}.json")
             version += 1
 
     writer = threading.Thread(target=land)
