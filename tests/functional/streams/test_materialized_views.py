@@ -136,11 +136,15 @@ class TestMaterializedViews(DeltaProject):
         explained = explain(project, "revenue_by_customer")
         assert explained[0] == (
             "revenue_by_customer (materialized_view; incremental: its aggregates are kept from "
-            "the change)"
+            "the change, and a group whose MIN or MAX may have been deleted is recomputed)"
         )
         assert explained[1].startswith("stream revenue_by_customer on view ")
         assert any("path: incremental" in line for line in explained), explained
         extremes = explain(project, "extremes_estimated")
+        assert extremes[0] == (
+            "extremes_estimated (materialized_view; incremental: its aggregates are kept from "
+            "the change, and a group whose MIN or MAX may have been deleted is recomputed)"
+        )
         assert any("path: rebuild (the change would scan " in line and RECOMPUTED in line
                    for line in extremes), extremes  # fmt: skip
         joined = explain(project, "customer_revenue")

@@ -52,6 +52,10 @@ def test_a_query_that_cannot_refresh_incrementally_refreshes_fully_and_says_why(
     assert plan(MART.replace("sum(amount)", "count(distinct amount)")).path == (
         "incremental: the groups the change touches are recomputed"
     )
+    assert plan(MART.replace("sum(amount)", "max(amount)")).path == (
+        "incremental: its aggregates are kept from the change, and a group whose MIN or MAX "
+        "may have been deleted is recomputed"
+    )
     assert full.properties == {}
     assert plan(MART, refresh="full").reason == "refresh: 'full'"
 

@@ -125,6 +125,11 @@ class MaterializedViewPlan:
             return "incremental: the groups each table's change may touch are recomputed"
         if shape.recompute_groups:
             return "incremental: the groups the change touches are recomputed"
+        if shape.recomputes_from_input:
+            return (
+                "incremental: its aggregates are kept from the change, and a group whose MIN "
+                "or MAX may have been deleted is recomputed"
+            )
         return "incremental: its aggregates are kept from the change"
 
     def first_sql(self, rows: str, names: list[str]) -> str:
