@@ -131,6 +131,10 @@ def test_a_refresh_reads_its_target_once_unless_groups_are_recomputed() -> None:
     assert "when matched and t._mv_rows + s._d_rows <= 0 then delete" in sql
     assert "when not matched and s._d_rows > 0 then insert" in sql
     assert "rows" not in sql.replace("_rows", "")  # the input's rows are never read
+    total = "select count(*) as orders, sum(amount) as revenue from shop.orders"
+    once = plan(sql=total).refresh_sql("changes", "shop.mart", ["orders", "revenue"], "rows")
+    assert " on true when matched then update set " in once  # its one row is never deleted
+    assert "delete" not in once and "when not matched and true then insert" in once
     extremum = "select region, min(amount) as least from shop.orders group by region"
     recomputed = plan(sql=extremum).refresh_sql(
         "changes", "shop.mart", ["region", "least"], "rows"

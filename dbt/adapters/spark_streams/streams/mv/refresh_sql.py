@@ -138,15 +138,17 @@ def kept_merge(shape: Shape, changes: str, names: list[str]) -> KeptMerge:
 
 def kept_merge_sql(shape: Shape, changes: str, target: str, names: list[str]) -> str:
     """The refresh of a query kept from the change (kept_from_change): one MERGE whose source
-    is the change's deltas per group. A matched group whose rows all went is deleted; a new
-    group with rows is inserted (a group the target does not hold can only gain rows)."""
+    is the change's deltas per group. A matched group whose rows all went is deleted (a global
+    aggregate's one row never goes); a new group with rows is inserted (a group the target
+    does not hold can only gain rows)."""
     parts = kept_merge(shape, changes, names)
     sets = ", ".join(f"t.{c} = {e}" for c, e in parts.updates)
     columns = ", ".join(c for c, _ in parts.inserts)
     values = ", ".join(e for _, e in parts.inserts)
+    deleted = f"when matched and {parts.gone} then delete " if parts.gone != "false" else ""
     return (
         f"merge into {target} as t using ({parts.source}) as s on {parts.on} "
-        f"when matched and {parts.gone} then delete "
+        f"{deleted}"
         f"when matched then update set {sets} "
         f"when not matched and {parts.inserted} then insert ({columns}) values ({values})"
     )
