@@ -44,9 +44,9 @@ def behind_newest(spark_cluster: dict) -> dict[str, tuple[int, int]]:
     }
 
 
-def succeeded_models(shop: Path) -> set[str]:
-    """The models the last run reported as built (run_results.json)."""
-    results = json.loads((shop / "target" / "run_results.json").read_text())["results"]
+def succeeded_models(shop: Path, target: str = "target") -> set[str]:
+    """The models the last run reported as built (run_results.json in its `target` folder)."""
+    results = json.loads((shop / target / "run_results.json").read_text())["results"]
     return {
         result["unique_id"].split(".")[-1]
         for result in results

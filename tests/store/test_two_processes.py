@@ -25,6 +25,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.conftest import STORES_ENV
+from tests.integration.cluster_queries import succeeded_models
 from tests.integration.dbt_process import dbt_command, run_dbt_process
 from tests.integration.test_crash_safety import INVARIANTS, PROJECT, assert_invariants
 
@@ -79,16 +80,6 @@ def with_second_file_stream(project: Path) -> None:
     )
 
 
-def built(project: Path, name: str) -> set[str]:
-    """The models the process `name` reported as built (its own run_results.json)."""
-    results = json.loads((project / f"target_{name}" / "run_results.json").read_text())
-    return {
-        result["unique_id"].split(".")[-1]
-        for result in results["results"]
-        if result["unique_id"].startswith("model.") and result["status"] == "success"
-    }
-
-
 def land_events(spark: SparkSession, env: dict[str, str], round_: int) -> None:
     """Five events written into the file table's folder before a round's processes start, so
     both insert-only models have new files to consume at once."""
@@ -127,8 +118,8 @@ def test_two_processes_on_one_store(
             assert returncode == 0 or REFUSED in output, output
             refusals += REFUSED in output
         # two models of one folder, one in each process: neither is refused
-        assert "events_audit" in built(project, "a"), same[0][1]
-        assert "events_audit_b" in built(project, "b"), same[1][1]
+        assert "events_audit" in succeeded_models(project, "target_a"), same[0][1]
+        assert "events_audit_b" in succeeded_models(project, "target_b"), same[1][1]
         if round_ < ROUNDS:  # the last round's are checked with the last build
             assert_invariants(run_dbt_process(project, "build", *EXCLUDE, env=store_env), CHECKED)
     checked = run_dbt_process(project, "build", *EXCLUDE, env=store_env)

@@ -145,7 +145,7 @@ def kept_merge_sql(shape: Shape, changes: str, target: str, names: list[str]) ->
     sets = ", ".join(f"t.{c} = {e}" for c, e in parts.updates)
     columns = ", ".join(c for c, _ in parts.inserts)
     values = ", ".join(e for _, e in parts.inserts)
-    deleted = f"when matched and {parts.gone} then delete " if parts.gone != "false" else ""
+    deleted = f"when matched and {parts.gone} then delete " if shape.keys else ""
     return (
         f"merge into {target} as t using ({parts.source}) as s on {parts.on} "
         f"{deleted}"
