@@ -188,6 +188,22 @@ def table(results: list[Result]) -> str:
     return "\n".join(rows)
 
 
+def failure_excerpt(result: Result, lines: int = 16) -> str:
+    """A failed combination's steps and what failed, from its log, for CI's output (which
+    keeps only its tail): the step lines, FAILED, dbt's errors with the line after each."""
+    text = (WORK / f"{result.combination.name}.log").read_text(errors="replace").splitlines()
+    telling = re.compile(r"^(  dbt .*: exit |FAILED|\S*(Error|Exception)\b)|\b(ERROR|FAIL \d|"
+                         r"Failure in|Error in)\b")  # fmt: skip
+    picked: list[int] = []
+    for number, line in enumerate(text):
+        if telling.search(line):
+            picked += [number, number + 1] if re.search(r"Error in|Failure in", line) else [number]
+    shown = [text[number][:200] for number in sorted(set(picked)) if number < len(text)]
+    where = WORK / f"{result.combination.name}.log"
+    where = where.relative_to(REPO) if where.is_relative_to(REPO) else where
+    return "\n".join([f"{result.combination.name} failed; from {where}:", *shown[-lines:]])
+
+
 def write_page(results: list[Result]) -> None:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     block = f"{BEGIN}\n{table(results)}\n\n`make matrix`, {stamp}.\n{END}"
@@ -211,6 +227,9 @@ def main() -> int:
         done = dict(zip(longest_first, lanes.map(check, longest_first), strict=True))
     results = [done[combination] for combination in chosen]
     print(table(results))
+    for result in results:
+        if not result.passed:
+            print(failure_excerpt(result))
     if not args.no_docs and not args.only:
         write_page(results)
     return 0 if all(result.passed for result in results) else 1

@@ -152,6 +152,33 @@ def kill_on_commit(home: Path, log: Path, version: int) -> threading.Event:
     return fired
 
 
+def cpu_seconds(home: Path) -> float:
+    """The CPU time the server in <home> (its process group) has used so far."""
+    group, ticks = json.loads((home / STATE).read_text())["pid"], 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group:  # pgrp; utime and stime follow at 11 and 12
+                ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_idle(home: Path, quiet: float = 3, timeout: float = 180) -> None:
+    """Wait until the server in <home> has run nothing for `quiet` seconds (under a tenth of a
+    core): the statements of a client killed mid-run go on in the server after it is gone, and
+    a next run started beside them would meet them at a table's commit."""
+    deadline, window = time.monotonic() + timeout, [(time.monotonic(), cpu_seconds(home))]
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        window.append((time.monotonic(), cpu_seconds(home)))
+        while window[-1][0] - window[1][0] >= quiet:
+            window.pop(0)
+        (began, used), (now, using) = window[0], window[-1]
+        if now - began >= quiet and using - used < 0.1 * (now - began):
+            return
+    raise RuntimeError(f"the Thrift Server in {home} is still busy after {timeout:.0f} s")
+
+
 def _wait_for_port(home: Path, process: subprocess.Popen, port: int) -> None:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline and process.poll() is None:

@@ -48,6 +48,33 @@ def test_the_newest_spark_with_the_oldest_dbt_runs_over_a_thrift_server(logs: Pa
     )
 
 
+def test_a_failed_combination_prints_its_steps_and_errors(logs: Path) -> None:
+    thrift = next(c for c in matrix.combinations() if c.thrift)
+    (logs / "dbt-1.11+spark-4.2.log").write_text(
+        "$ python -m pip install --quiet ...\n"
+        "Collecting dbt-core\n"
+        "  dbt build --target thrift --vars {round: 0}: exit -9, 40 s\n"
+        "  dbt build --target thrift --vars {round: 1}: exit 1, 30 s\n"
+        "FAILED: dbt build --target thrift --vars {round: 1} exited 1:\n"
+        "17:01:02  1 of 9 START sql stream_incremental model compat.customers_mirror\n"
+        "17:01:09  1 of 9 ERROR creating sql stream_incremental model compat.customers_mirror\n"
+        "17:01:20  Runtime Error in model customers_mirror (models/customers_mirror.sql)\n"
+        "17:01:20    [DELTA_CONCURRENT_APPEND] Files were added by a concurrent update.\n"
+        "17:01:20  Done. PASS=7 WARN=0 ERROR=1 SKIP=3 TOTAL=11\n"
+    )  # fmt: skip
+    excerpt = matrix.failure_excerpt(matrix.Result(thrift, False, 2.0, "", ""))
+    assert excerpt.splitlines() == [
+        f"dbt-1.11+spark-4.2 failed; from {logs / 'dbt-1.11+spark-4.2.log'}:",
+        "  dbt build --target thrift --vars {round: 0}: exit -9, 40 s",
+        "  dbt build --target thrift --vars {round: 1}: exit 1, 30 s",
+        "FAILED: dbt build --target thrift --vars {round: 1} exited 1:",
+        "17:01:09  1 of 9 ERROR creating sql stream_incremental model compat.customers_mirror",
+        "17:01:20  Runtime Error in model customers_mirror (models/customers_mirror.sql)",
+        "17:01:20    [DELTA_CONCURRENT_APPEND] Files were added by a concurrent update.",
+        "17:01:20  Done. PASS=7 WARN=0 ERROR=1 SKIP=3 TOTAL=11",
+    ]
+
+
 def test_the_pins_are_the_ends_setup_cfg_accepts() -> None:
     setup = (matrix.REPO / "setup.cfg").read_text()
     assert "dbt-core>=1.11.2,<1.13" in setup and "pyspark>=4.0.1,<4.3" in setup
