@@ -165,8 +165,9 @@ def cpu_seconds(home: Path) -> float:
 
 def wait_until_idle(home: Path, quiet: float = 3, timeout: float = 180) -> None:
     """Wait until the server in <home> has run nothing for `quiet` seconds (under a tenth of a
-    core): the statements of a client killed mid-run go on in the server after it is gone, and
-    a next run started beside them would meet them at a table's commit."""
+    core). A client killed mid-run leaves its statements to the server, which cancels their
+    jobs as it closes the session; one between its jobs (a commit) runs to its end, and a next
+    run started beside it could meet it at a table's commit."""
     deadline, window = time.monotonic() + timeout, [(time.monotonic(), cpu_seconds(home))]
     while time.monotonic() < deadline:
         time.sleep(0.5)
