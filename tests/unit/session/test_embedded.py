@@ -41,6 +41,8 @@ def test_defaults_wire_delta_and_a_persistent_catalog_into_the_project(project: 
     assert confs["spark.sql.sources.parallelPartitionDiscovery.parallelism"] == "4"
     assert confs["spark.databricks.delta.properties.defaults.enableChangeDataFeed"] == "true"
     assert confs["spark.sql.ansi.enabled"] == "false"
+    # no file list in the checksum file, which Delta re-checks after each commit outside UTC
+    assert confs["spark.databricks.delta.allFilesInCrc.enabled"] == "false"
 
 
 def test_relative_dirs_are_anchored_at_the_project_and_absolute_ones_kept(project: Path) -> None:
