@@ -168,14 +168,11 @@ def wait_until_idle(home: Path, quiet: float = 3, timeout: float = 180) -> None:
     core). A client killed mid-run leaves its statements to the server, which cancels their
     jobs as it closes the session; one between its jobs (a commit) runs to its end, and a next
     run started beside it could meet it at a table's commit."""
-    deadline, window = time.monotonic() + timeout, [(time.monotonic(), cpu_seconds(home))]
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        time.sleep(0.5)
-        window.append((time.monotonic(), cpu_seconds(home)))
-        while window[-1][0] - window[1][0] >= quiet:
-            window.pop(0)
-        (began, used), (now, using) = window[0], window[-1]
-        if now - began >= quiet and using - used < 0.1 * (now - began):
+        used = cpu_seconds(home)
+        time.sleep(quiet)
+        if cpu_seconds(home) - used < 0.1 * quiet:
             return
     raise RuntimeError(f"the Thrift Server in {home} is still busy after {timeout:.0f} s")
 
