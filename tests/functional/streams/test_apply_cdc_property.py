@@ -2,20 +2,22 @@
 
 Each example draws events (upserts with NULLs, deletes, duplicates, a struct sequence, and for
 SCD type 1 truncates), a mode (SCD type 1, type 1 with ignore_null_updates, type 2, type 2 with
-track_history_columns=['name']) and cuts the events into batches in a random order (in
-sequence order with ignore_null_updates); the statements a build runs (streams/cdc/: the first
-build's rows, then per batch the tombstones' append, the kept events' where history is
-tracked, and the MERGE) run on Delta tables, and after every batch the target equals the
-reference (tests/unit/cdc/reference.py): for type 1 applied batch by batch, which equals the
-reference applied to all events at once (tests/unit/cdc/test_reference.py); for type 2 the
-versions of every event so far. dbt's side of a build (streams, offsets, the commit) is
-test_apply_cdc.py's.
+track_history_columns=['name']), whether the build's reads of the target name the batch's
+key ranges (as on a large target; two ranges, so a gap between keys falls inside one), and
+cuts the events into batches in a random order (in sequence order with ignore_null_updates);
+the statements a build runs (streams/cdc/: the first build's rows, then per batch the
+tombstones' append, the kept events' where history is tracked, and the MERGE) run on Delta
+tables, and after every batch the target equals the reference (tests/unit/cdc/reference.py):
+for type 1 applied batch by batch, which equals the reference applied to all events at once
+(tests/unit/cdc/test_reference.py); for type 2 the versions of every event so far. dbt's side
+of a build (streams, offsets, the commit) is test_apply_cdc.py's.
 
 `make test` runs CDC_EXAMPLES (2) examples; `make fuzz` 20.
 """
 
 import itertools
 import os
+from dataclasses import replace
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -24,6 +26,7 @@ from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
+from dbt.adapters.spark_streams.streams.records.key_ranges import key_ranges_sql, target_predicate
 from tests.functional.delta import DeltaProject
 from tests.unit.cdc.reference import TRUNCATE, apply, rows, versions
 
@@ -82,8 +85,8 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
         phases=[Phase.generate],
         suppress_health_check=[HealthCheck.function_scoped_fixture],
     )
-    @given(drawn=batches())
-    def test_the_target_equals_the_reference_after_every_batch(self, project, drawn):
+    @given(drawn=batches(), ranged=st.booleans())
+    def test_the_target_equals_the_reference_after_every_batch(self, project, drawn, ranged):
         mode, cut = drawn
         partial, history = mode == "partial", mode in ("scd2", "tracked")
         n, schema, sql = next(EXAMPLE), project.test_schema, project.run_sql
@@ -126,7 +129,13 @@ class TestApplyCdcSqlUnderDrawnEvents(DeltaProject):
                 if kept:
                     sql(kept(events_table, create=False))
                 truncated = any(event[0] is TRUNCATE for event in batch)
-                sql(query.merge_sql(events_table, target, tombstones, truncated=truncated))
+                merged = query
+                if ranged and not truncated:  # the batch's keys as two ranges (gaps inside)
+                    found = sql(key_ranges_sql(events_table, "`id`", 2), fetch="all")
+                    shown = [dict(zip(("low", "high", "has_null"), r, strict=True)) for r in found]
+                    predicate = target_predicate("t.`id`", shown)
+                    merged = replace(query, ranges=f" and {predicate}" if predicate else "")
+                sql(merged.merge_sql(events_table, target, tombstones, truncated=truncated))
             seen += batch
             if history:
                 got = sql(f"select id, __start_at, __end_at, name, n from {target}", fetch="all")

@@ -176,6 +176,6 @@ def test_a_tracked_history_keeps_its_events_and_drops_merged_versions() -> None:
         "merge with schema evolution into s.m__cdc_events"
     )
     merged = tracked.merge_sql("e", "s.m", "s.m__cdc_tombstones")
-    assert "from s.m__cdc_events where (`id`) in (select `id` from _cdc_events)" in merged
+    assert "from s.m__cdc_events t where (`id`) in (select `id` from _cdc_events)" in merged
     assert "not (struct(o.`name`) <=> struct(o._cdc_prev.`name`))" in merged
     assert "when matched and s._cdc_drop then delete" in merged

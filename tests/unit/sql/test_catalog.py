@@ -3,7 +3,7 @@ that reads the source, a view told apart, and an unreadable name left to the kin
 
 import pytest
 
-from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, as_key
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, as_key, quoted_name
 from dbt.adapters.spark_streams.streams.sql.run import Row, described_once
 from tests.unit.delta.test_source import COLUMNS, described
 
@@ -89,3 +89,10 @@ def test_an_unreadable_name_is_no_view_and_its_error_comes_with_the_rows() -> No
 )
 def test_a_unique_key_as_dbt_accepts_it(given: object, key: tuple[str, ...]) -> None:
     assert as_key(given) == key
+
+
+def test_a_table_name_is_quoted_for_delta_statements() -> None:
+    # Delta's grammar reads `describe detail s.history` as Spark's DESCRIBE of a column
+    assert quoted_name("shop.history") == "`shop`.`history`"
+    assert quoted_name("spark_catalog.shop.detail") == "`spark_catalog`.`shop`.`detail`"
+    assert quoted_name("`shop`.`odd.name`") == "`shop`.`odd.name`"  # quoted: as it is

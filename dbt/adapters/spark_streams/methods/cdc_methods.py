@@ -1,6 +1,7 @@
 """The adapter's side of incremental_strategy 'apply_cdc' (streams/cdc/): the check of the
 events, the tombstones, and the target's write."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +37,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     run_rows: Any
     _run_with_confs: Any
     stream_consumer: Any
+    stream_key_ranges: Any
     get_relation: Any
     _node: Any
 
@@ -92,7 +94,23 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             truncated = False
         if isinstance(query, TrackedScd2Query):
             self._keep_events(query, target, source)
+        if not truncated:  # (a truncate's cut reaches target rows outside the change's keys)
+            query = replace(
+                query, ranges=self._key_ranges(node_id, model_name, config, changes, target)
+            )
         return query.merge_sql(source, str(target), tombstones, truncated=truncated)
+
+    def _key_ranges(
+        self, node_id: str, model_name: str, config: Any, changes: BaseRelation,
+        target: BaseRelation,
+    ) -> str:  # fmt: skip
+        """` and (t.key between low and high or ...)`: the change set's key ranges, which the
+        build's reads of the target (and of the kept events) name so that Delta skips the
+        files outside them, as apply_changes' MERGE does (streams/records/key_ranges.py)."""
+        consumer = self.stream_consumer(node_id, model_name, config)
+        return str(self.stream_key_ranges(
+            changes, target, list(consumer.unique_key), consumer, node_id
+        ))  # fmt: skip
 
     def _tombstones_checked(
         self, model_name: str, query: CdcQuery, source: str, tombstones: str

@@ -47,6 +47,9 @@ class CdcQuery:
     columns: tuple[str, ...]  # the target's columns (the key's among them), no sequence
     config: CdcConfig
     has_action: bool  # the change set has metadata_action (a stream's rows, not a peek's)
+    # ` and (t.key between ...)`: the change set's key ranges, named where the build reads the
+    # target (alias t) so Delta skips its other files; '' for none (and with a truncate)
+    ranges: str = ""
 
     @property
     def target_sequence(self) -> str:
@@ -329,7 +332,8 @@ class CdcQuery:
         when = f" and {newer}" if newer else ""
         written = column_list([*self.columns, SEQUENCE_COLUMN])
         return (
-            f"merge into {target} as t\nusing ({using}) as s\non {self.key_match('t', 's')}\n"
+            f"merge into {target} as t\nusing ({using}) as s\non {self.key_match('t', 's')}"
+            f"{'' if truncated else self.ranges}\n"
             f"{first}"
             f"when matched{when} and s.{DELETE} then delete\n"
             f"when matched{when} then update set {self._sets()}\n"

@@ -39,7 +39,9 @@ class Scd2Query(CdcQuery):
         ]
         if target is not None and tombstones is not None:
             touched = f"({keys}) in (select {keys} from _cdc_events)"
-            ctes.append(f"_cdc_versions as (select * from {target} where {touched})")
+            ctes.append(
+                f"_cdc_versions as (select * from {target} t where {touched}{self.ranges})"
+            )
             nulls = self._null_values()
             ranked += [
                 f"select {columns}, {START}, false, 1 from _cdc_versions",
@@ -87,7 +89,7 @@ class Scd2Query(CdcQuery):
             f"merge into {target} as t\nusing ({self._chain(source, target, tombstones)} "
             f"select c.* from _cdc_chain c left join _cdc_versions v on {joined} "
             f"where not c.{DELETE} and (v.{START} is null or not (c.{END} <=> v.{END}))) as s\n"
-            f"on {on}\n"
+            f"on {on}{self.ranges}\n"
             f"when matched then update set t.{END} = s.{END}\n"
             f"when not matched then insert ({column_list(written)}) "
             f"values ({column_list(written, 's.')})"

@@ -61,7 +61,7 @@ class TrackedScd2Query(Scd2Query):
             touched = f"({keys}) in (select {keys} from _cdc_events)"
             ranked.append(
                 f"select {columns}, {quote(SEQUENCE_COLUMN)}, {DELETE}, 0 "
-                f"from {self.events_table} where {touched}"
+                f"from {self.events_table} t where {touched}{self.ranges}"
             )
         tracked = self.config.tracked(self.values)
         key_order = f"partition by {keys} order by {SEQ}"
@@ -98,7 +98,7 @@ class TrackedScd2Query(Scd2Query):
             f"left join _cdc_versions v on {joined} where v.{START} is null or {moved} "
             f"union all select {column_list(written, 'v.')}, true from _cdc_versions v "
             f"left anti join _cdc_kept c on {joined}) as s\n"
-            f"on {on}\n"
+            f"on {on}{self.ranges}\n"
             f"when matched and s.{DROP} then delete\n"
             f"when matched then update set {updates}\n"
             f"when not matched and not s.{DROP} then insert ({column_list(written)}) "

@@ -11,6 +11,7 @@ from dbt.adapters.spark_streams.streams.sql.catalog import (
     column_names,
     column_types,
     detailed_info,
+    quoted_name,
     reader_label,
     spell_columns,
     table_properties,
@@ -117,7 +118,7 @@ def inspect_source(
 
 def source_table_id(run: RunSql, source: SourceTable) -> SourceTable:
     """The source with its Delta table id, which tells a recreated or replaced table apart."""
-    [detail] = run(f"describe detail {source.name}")
+    [detail] = run(f"describe detail {quoted_name(source.name)}")
     return replace(source, table_id=str(detail["id"]))
 
 

@@ -115,8 +115,14 @@ def is_view(run: RunSql, schema: str, identifier: str) -> bool:
 def table_bytes(run: RunSql, table: str) -> int:
     """The bytes of a Delta table's current files, from its snapshot (DESCRIBE DETAIL, no data
     read); 0 when Delta does not say."""
-    [detail] = run(f"describe detail {table}")
+    [detail] = run(f"describe detail {quoted_name(table)}")
     return int(detail.get("sizeInBytes") or 0)
+
+
+def quoted_name(table: str) -> str:
+    """A dotted table name with each part quoted, unless it is quoted already: Delta's grammar
+    takes `describe detail s.history` for Spark's (a column `history` of a table `detail`)."""
+    return table if "`" in table else quote_path(*table.split("."))
 
 
 def table_properties(run: RunSql, table: str) -> dict[str, Any]:
