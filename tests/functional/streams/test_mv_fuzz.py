@@ -4,8 +4,10 @@ The property tests on SQLite (tests/unit/mv/) check the refresh's SQL against th
 thousands of draws; this runs a few of the same draws where users run them: each example is a
 query of either grammar (aggregates over a fact table, or over its outer join with a
 dimension) on fresh Delta tables, built as a materialized view, then two batches of random
-inserts, updates and deletes on both tables, each followed by a build. After every build the
-table's own columns equal the query run by Spark (sums of doubles to nine decimals).
+inserts, updates and deletes on both tables, each followed by a build (with `key_ranges=true`
+in half the draws: a recompute reads through an integer group key's ranges in the change).
+After every build the table's own columns equal the query run by Spark (sums of doubles to
+nine decimals).
 
 `make fuzz` runs MV_FUZZ_EXAMPLES examples (`make test` none: its functional test covers each
 construct once).
@@ -67,8 +69,11 @@ class TestMaterializedViewFuzz(DeltaProject):
         facts=st.lists(rows, max_size=8),
         dimension=st.lists(dims, max_size=4),
         batches=st.lists(changes, min_size=2, max_size=2),
+        ranged=st.booleans(),
     )
-    def test_a_built_view_equals_its_query(self, project, query, facts, dimension, batches):
+    def test_a_built_view_equals_its_query(
+        self, project, query, facts, dimension, batches, ranged
+    ):
         n = next(EXAMPLE)
         schema, sql = project.test_schema, project.run_sql
         tables = {"src": f"src_{n}", "dim": f"dim_{n}"}
@@ -84,7 +89,8 @@ class TestMaterializedViewFuzz(DeltaProject):
             "join dim d", "join {{ source('fz', 'dim') }} d"
         )
         path = Path(project.project_root) / "models" / f"{model}.sql"
-        path.write_text("{{ config(materialized='materialized_view') }}\n" + text)
+        ranges = ", key_ranges=true" if ranged else ""  # a recompute through its key's ranges
+        path.write_text(f"{{{{ config(materialized='materialized_view'{ranges}) }}}}\n" + text)
         build = ["run", "-s", model, "--vars", f"{{src: {tables['src']}, dim: {tables['dim']}}}"]
         run_dbt(build)
         self.check(project, model, query, tables)

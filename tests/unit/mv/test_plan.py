@@ -80,6 +80,25 @@ def test_a_refresh_that_recomputes_groups_reads_its_whole_input() -> None:
     assert not plan(WINDOW).recomputes_input
 
 
+def test_a_recompute_reads_through_group_keys_that_are_source_columns() -> None:
+    """The group keys whose ranges in the change may narrow a recompute's read of the input:
+    those that are a source column as it is (the input names it `_mv_c<n>`); the build takes
+    the first of an integer type."""
+    extremes = "select o.customer_id, o.status, max(o.amount) as top from shop.orders o "
+    assert plan(extremes + "group by o.customer_id, o.status").recompute_keys == (
+        ("_mv_c0", "customer_id"),
+        ("_mv_c1", "status"),
+    )
+    bucketed = "select cast(id / 200 as bigint) as b, status, max(amount) as top from shop.orders "
+    assert plan(bucketed + "group by cast(id / 200 as bigint), status").recompute_keys == (
+        ("_mv_c1", "status"),
+    )
+    assert plan().recompute_keys == ()  # kept from the change: never recomputed
+    joined = "select c.region, count(o.id) as orders from shop.customers c "
+    joined += "left join shop.orders o on o.customer_id = c.id group by c.region"
+    assert plan(joined).recompute_keys == ()  # an outer join's tables, no input view
+
+
 def test_refresh_incremental_fails_with_the_construct_and_its_line() -> None:
     with pytest.raises(StreamError) as failed:
         plan(WINDOW, refresh="incremental")

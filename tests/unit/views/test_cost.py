@@ -14,7 +14,8 @@ from dbt.adapters.spark_streams.streams.views.cost import (
     recompute_cost,
     scanned_bytes,
 )
-from tests.unit.views.test_algebra import intervals, view_of
+from dbt.adapters.spark_streams.streams.views.definition import read_view_definition
+from tests.unit.views.test_algebra import PIN, catalog, intervals, view_of
 
 PLAN = (  # as Spark 4.2 with Delta prints it, once Delta has skipped files
     "== Optimized Logical Plan ==\n"
@@ -119,3 +120,21 @@ def test_an_outer_joins_refresh_reads_each_other_table_per_changed_table_then_al
     both = recompute_cost(sizes, tables, tables, min_bytes=0)
     assert both is not None and both.incremental_bytes == 2200
     assert recompute_cost(sizes, tables, ["shop.orders"], min_bytes=1101) is None
+
+
+def test_a_recompute_through_the_group_keys_ranges_counts_what_they_leave() -> None:
+    """A materialized view over one table whose group key is an integer column: its recompute
+    reads the table under the change's ranges of that key, and the estimate counts that scan
+    (after Delta's skipping) instead of the whole input."""
+    view_sql = "select cid as _mv_c0, amt as _mv_c1 from orders"
+    view = read_view_definition(catalog(view_sql, ("_mv_c0", "_mv_c1")), "shop", "v", "s")
+    asked: list[str] = []
+    run = explaining("120 B", asked)
+    plan = ViewPlan(view, intervals(view, {"orders"}), {}, TableSizes(run))
+    cost = plan.cost(run, recomputes=True, ranged="(`cid` between 3 and 5)")
+    assert (cost.incremental_bytes, cost.rebuild_bytes, cost.recomputes) == (120, 1000, False)
+    assert not cost.rebuild_is_cheaper
+    assert (
+        f"explain cost select * from `shop`.`orders` version as of {PIN} "
+        "where (`cid` between 3 and 5)"
+    ) in asked

@@ -75,7 +75,10 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         consumer = consumer_config(model_name, config)
         properties = {**consumer.target_properties, **plan.properties}
         node.consumer = replace(
-            consumer, target_properties=properties, recomputes_input=plan.recomputes_input
+            consumer,
+            target_properties=properties,
+            recomputes_input=plan.recomputes_input,
+            recompute_keys=plan.recompute_keys,
         )
         node.materialized_view = plan
         return plan
@@ -137,6 +140,8 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         rows = node.build.view_rows[plan.model] if node.build is not None else None
         if rows is None:
             raise StreamError(f"Model {plan.model}: its input's stream was not read.")
+        if node.build.recompute_ranges:  # only the rows of the change's group keys
+            rows = f"select * from ({rows}) where {node.build.recompute_ranges}"
         return plan.refresh_sql(changes, str(target), list(names), rows)
 
     def _joined_sql(

@@ -118,6 +118,9 @@ class StreamBuild:
     # a view stream's rows at the build's pins as INSERTs, by stream (a materialized view
     # recomputes groups from them, streams/mv/)
     view_rows: dict[str, str] = field(default_factory=dict)
+    # a materialized view's recompute read through its group key's ranges in this build's
+    # change: the predicate over the input's rows (kinds/view_path.py)
+    recompute_ranges: str = ""
     rebuilt_because: str = ""  # the plan took the offer: the target is rebuilt, for this
     column_ranges: ColumnRanges | None = None  # offered by a view stream
     target_ranges: ColumnRanges | None = None  # taken by the plan: the model passes it on

@@ -92,6 +92,8 @@ class ConsumerConfig:
     rebuild_min_bytes: int = DEFAULT_REBUILD_MIN_BYTES
     materialized_view: bool = False  # a materialized view's consumer (streams/mv/)
     recomputes_input: bool = False  # its refresh reads its whole input (views/cost.py)
+    # group keys its recompute may read the input through: (input column, source column)
+    recompute_keys: tuple[tuple[str, str], ...] = ()
     cdc: CdcConfig | None = None  # apply_cdc's settings (streams/cdc/)
 
     @classmethod

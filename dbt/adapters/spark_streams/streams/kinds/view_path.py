@@ -26,7 +26,15 @@ from dbt.adapters.spark_streams.streams.delta.source import latest_version
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.delta_table import DELTA_TABLE
 from dbt.adapters.spark_streams.streams.offsets.registry import StreamRecord
+from dbt.adapters.spark_streams.streams.records.key_ranges import (
+    MOST_RANGES,
+    can_range,
+    key_ranges_sql,
+    target_predicate,
+    wants_ranges,
+)
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
+from dbt.adapters.spark_streams.streams.sql.quoting import quote
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 from dbt.adapters.spark_streams.streams.views.algebra import (
     TableInterval,
@@ -54,12 +62,14 @@ from dbt.adapters.spark_streams.streams.views.pruning import (
 )
 
 
-def estimate(run: RunSql, config: ConsumerConfig, plan: ViewPlan) -> ViewCost | None:
+def estimate(
+    run: RunSql, config: ConsumerConfig, plan: ViewPlan, ranged: str = ""
+) -> ViewCost | None:
     """The cost of the next read against a rebuild; None when the view is smaller than the
     model's rebuild_min_bytes, where either path is quick and builds stay incremental."""
     if plan.view_bytes < config.rebuild_min_bytes:
         return None
-    return plan.cost(run, config.recomputes_input)
+    return plan.cost(run, config.recomputes_input, ranged)
 
 
 def consider_rebuild(
@@ -70,10 +80,31 @@ def consider_rebuild(
     config = build.config
     if not build.consuming or config is None:
         return
+    ranged = recompute_ranges(run, build, plan, stream_sql)
     if not config.rebuilds_from_view and config.incremental != "strict":
         return  # no rebuild to offer and nothing to refuse: no estimate needed
-    cost = estimate(run, config, plan)
+    cost = estimate(run, config, plan, ranged)
     offer_rebuild(build, stream, plan.view.name, cost, (stream_sql, rows_sql))
+
+
+def recompute_ranges(run: RunSql, build: StreamBuild, plan: ViewPlan, stream_sql: str) -> str:
+    """A materialized view whose refresh recomputes groups (streams/mv/) reads its input
+    through the ranges of a group key in the change (streams/records/key_ranges.py), so Delta
+    skips the files that hold none of the changed groups: the predicate over the input's rows
+    goes to the build, the same over the input's table is returned for the estimate (the
+    first group key that is an integer column of the input's one table). '' where none is,
+    or the model's key_ranges says no (by default: an input under 256 MiB)."""
+    config = build.config
+    if config is None or len(plan.view.tables) != 1:
+        return ""
+    types = _column_types(plan.view, plan.intervals)
+    keys = [key for key in config.recompute_keys if can_range(types(0, key[1]))]
+    if not keys or not wants_ranges(config.key_ranges, plan.view_bytes):
+        return ""
+    column, source = keys[0]
+    rows = run(key_ranges_sql(f"({stream_sql})", quote(column), MOST_RANGES))
+    build.recompute_ranges = target_predicate(quote(column), rows)
+    return target_predicate(quote(source), rows)
 
 
 def offer_rebuild(

@@ -19,8 +19,12 @@ fully) or `full`.
 """
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.mv import joined_sql
@@ -32,7 +36,7 @@ from dbt.adapters.spark_streams.streams.mv.refresh_sql import (
     kept_merge_sql,
     merge_sql,
 )
-from dbt.adapters.spark_streams.streams.mv.shape import Full, Shape, query_shape
+from dbt.adapters.spark_streams.streams.mv.shape import DIALECT, Full, Shape, query_shape
 
 FINGERPRINT = "dbt_spark_streams.mv_definition"
 CONFIG_FINGERPRINT = "dbt_spark_streams.mv_config"
@@ -79,6 +83,24 @@ class MaterializedViewPlan:
         extremum may have been deleted."""
         shape = self.shape
         return shape is not None and (bool(shape.tables) or shape.recomputes_from_input)
+
+    @property
+    def recompute_keys(self) -> tuple[tuple[str, str], ...]:
+        """The group keys through whose ranges a refresh's recompute can read its input: (the
+        input's column, the source column it is) for each group key that is a source column
+        as it is; none for a query that never recomputes from its input."""
+        shape = self.shape
+        if shape is None or shape.tables or not shape.recomputes_from_input:
+            return ()
+        keys = []
+        for key in shape.keys:
+            found = re.fullmatch(r"_mv_c(\d+)", key)
+            source = (
+                sqlglot.parse_one(shape.columns[int(found[1])], read=DIALECT) if found else None
+            )
+            if isinstance(source, exp.Column):
+                keys.append((key, source.name))
+        return tuple(keys)
 
     @property
     def tables(self) -> list[dict[str, str]]:

@@ -108,11 +108,12 @@ class ViewPlan:
         """The bytes of every table reference of the view: what a rebuild scans."""
         return sum(self.sizes[name] for name in self.view.tables)
 
-    def cost(self, run: RunSql, recomputes: bool = False) -> ViewCost:
+    def cost(self, run: RunSql, recomputes: bool = False, ranged: str = "") -> ViewCost:
         """The estimate of the read against a rebuild; `recomputes`: the refresh also reads
-        the whole input (a materialized view recomputing groups)."""
+        the input (a materialized view recomputing groups): whole, or its one table where
+        `ranged` (the group key's ranges in the change) lets Delta skip files."""
         view, intervals = self.view, self.intervals
-        incremental = self.view_bytes if recomputes else 0
+        incremental = self._recompute_bytes(run, ranged) if recomputes else 0
         for index, name in enumerate(view.tables):
             if not intervals[name].changed:
                 continue
@@ -125,7 +126,15 @@ class ViewPlan:
                 interval = intervals[table]
                 version = interval.pin.version if other < index else interval.offset
                 incremental += scanned_bytes(run, table, version, predicate)
-        return ViewCost(incremental, self.view_bytes, recomputes)
+        return ViewCost(incremental, self.view_bytes, recomputes and not ranged)
+
+    def _recompute_bytes(self, run: RunSql, ranged: str) -> int:
+        """What recomputing groups reads of the input: all of it, or its one table under the
+        group key's ranges."""
+        if not ranged:
+            return self.view_bytes
+        [table] = self.view.tables
+        return scanned_bytes(run, table, self.intervals[table].pin.version, ranged)
 
 
 def recompute_cost(

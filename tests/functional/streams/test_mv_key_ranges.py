@@ -1,0 +1,70 @@
+"""A materialized view whose refresh recomputes groups (a MIN and a MAX) reads its input through
+the ranges of its group key in the change (`key_ranges`; by default from 256 MiB of input), so
+Delta reads only the source files that can hold the changed groups, and the estimate counts
+that read instead of the whole input. The source is written in five files of ten customers;
+the file of customers 40 to 49 is moved aside while the refresh runs: a refresh that read it
+would fail. Without the ranges the same refresh recomputes from the whole input, which the
+estimate counts, and under refresh: 'incremental' it is refused before anything is written.
+"""
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from tests.functional.delta import DeltaProject, latest_version, sources_yml
+from tests.functional.streams.test_target_table import hidden_data_file
+
+MODEL = """{{{{ config(materialized='materialized_view', refresh='incremental',
+    rebuild_min_bytes=0, key_ranges={ranges}) }}}}
+select customer, count(*) as orders, min(amount) as lowest, max(amount) as highest
+from {{{{ source('shop', 'orders') }}}}
+group by customer
+"""
+
+
+class TestRecomputeThroughKeyRanges(DeltaProject):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "sources.yml": sources_yml("shop", "orders"),
+            "extremes.sql": MODEL.format(ranges="true"),
+            "extremes_whole.sql": MODEL.format(ranges="false"),
+        }
+
+    def test_a_deleted_extremum_reads_only_its_groups_files(self, project):
+        schema, sql = project.test_schema, project.run_sql
+        sql(
+            f"create table {schema}.orders (id int, customer int, amount int) using delta "
+            "tblproperties (delta.enableChangeDataFeed = true)"
+        )
+        for low in range(0, 50, 10):  # one file per ten customers, three orders each
+            sql(
+                f"insert into {schema}.orders select /*+ REPARTITION(1) */ id, "
+                f"cast(id / 3 as int), id from range({low * 3}, {low * 3 + 30})"
+            )
+        run_dbt(["run"])
+
+        sql(f"delete from {schema}.orders where id = 11")  # customer 3's highest
+        sql(f"insert into {schema}.orders values (500, 5, 1)")  # customer 5's new lowest
+        with hidden_data_file(project, "orders", key=145):  # customer 48's file
+            _, log = run_dbt_and_capture(["--debug", "run", "-s", "extremes"])
+        assert "OK, refreshed incrementally: 2 groups changed" in log
+        assert "where (`_mv_c0` between 3 and 3 or `_mv_c0` between 5 and 5)" in log
+        got = sql(
+            f"select customer, orders, lowest, highest from {schema}.extremes "
+            "where customer in (3, 5, 48) order by customer",
+            fetch="all",
+        )
+        assert [tuple(row) for row in got] == [(3, 2, 9, 10), (5, 4, 1, 17), (48, 3, 144, 146)]
+        offset = sql(
+            f"select offset_version from {schema}.dbt_streams where name = "
+            f"'extremes@{schema}.orders'",
+            fetch="one",
+        )
+        assert offset[0] == latest_version(project, "orders")
+
+        # the whole input, counted by the estimate: refused, nothing written
+        before = latest_version(project, "extremes_whole")
+        _, refused = run_dbt_and_capture(["run", "-s", "extremes_whole"], expect_pass=False)
+        assert "Model extremes_whole would refresh fully: the change would scan" in refused
+        assert "recomputing groups from the whole input" in refused
+        assert latest_version(project, "extremes_whole") == before
