@@ -11,6 +11,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from tests.functional.delta import DeltaProject, latest_version, sources_yml
+from tests.functional.streams.test_materialized_views import explain
 from tests.functional.streams.test_target_table import hidden_data_file
 
 MODEL = """{{{{ config(materialized='materialized_view', refresh='incremental',
@@ -45,6 +46,13 @@ class TestRecomputeThroughKeyRanges(DeltaProject):
 
         sql(f"delete from {schema}.orders where id = 11")  # customer 3's highest
         sql(f"insert into {schema}.orders values (500, 5, 1)")  # customer 5's new lowest
+        # explain_stream counts the same read as the build: through the ranges, or whole
+        ranged = explain(project, "extremes")[-1]
+        assert ranged.startswith("  path: incremental (the change would scan "), ranged
+        assert "whole input" not in ranged
+        whole = explain(project, "extremes_whole")[-1]
+        assert whole.startswith("  path: fail, as the model's refresh is 'incremental' ("), whole
+        assert whole.endswith("recomputing groups from the whole input)"), whole
         with hidden_data_file(project, "orders", key=145):  # customer 48's file
             _, log = run_dbt_and_capture(["--debug", "run", "-s", "extremes"])
         assert "OK, refreshed incrementally: 2 groups changed" in log

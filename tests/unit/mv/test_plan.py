@@ -1,11 +1,14 @@
 """A materialized view's build decision: refresh fully or through its stream, rebuild or not."""
 
+import json
+
 import pytest
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.mv.plan import (
     CONFIG_FINGERPRINT,
     FINGERPRINT,
+    RECOMPUTE_KEYS,
     RECOMPUTES_INPUT,
     REFRESH_PATH,
     Configuration,
@@ -32,6 +35,7 @@ def test_a_first_build_rebuilds_and_a_later_one_with_the_same_definition_refresh
         CONFIG_FINGERPRINT: "",
         REFRESH_PATH: "incremental: its aggregates are kept from the change",
         RECOMPUTES_INPUT: "false",
+        RECOMPUTE_KEYS: "[]",
     }
     later = plan(built_from=first.fingerprint)
     assert later.incremental and not later.rebuild
@@ -85,10 +89,13 @@ def test_a_recompute_reads_through_group_keys_that_are_source_columns() -> None:
     those that are a source column as it is (the input names it `_mv_c<n>`); the build takes
     the first of an integer type."""
     extremes = "select o.customer_id, o.status, max(o.amount) as top from shop.orders o "
-    assert plan(extremes + "group by o.customer_id, o.status").recompute_keys == (
-        ("_mv_c0", "customer_id"),
-        ("_mv_c1", "status"),
-    )
+    keyed = plan(extremes + "group by o.customer_id, o.status")
+    assert keyed.recompute_keys == (("_mv_c0", "customer_id"), ("_mv_c1", "status"))
+    # kept in the table's properties for explain_stream's estimate
+    assert json.loads(keyed.properties[RECOMPUTE_KEYS]) == [
+        ["_mv_c0", "customer_id"],
+        ["_mv_c1", "status"],
+    ]
     bucketed = "select cast(id / 200 as bigint) as b, status, max(amount) as top from shop.orders "
     assert plan(bucketed + "group by cast(id / 200 as bigint), status").recompute_keys == (
         ("_mv_c1", "status"),

@@ -2,6 +2,7 @@
 describe_stream, explain_stream, drop_stream, stream_fresh) and of the registry's
 end-of-invocation write."""
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,7 +20,11 @@ from dbt.adapters.spark_streams.streams.builds.config import (
     consumer_config,
 )
 from dbt.adapters.spark_streams.streams.builds.nodes import NodeStates
-from dbt.adapters.spark_streams.streams.mv.plan import RECOMPUTES_INPUT, REFRESH_PATH
+from dbt.adapters.spark_streams.streams.mv.plan import (
+    RECOMPUTE_KEYS,
+    RECOMPUTES_INPUT,
+    REFRESH_PATH,
+)
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry, StreamRecord
 from dbt.adapters.spark_streams.streams.sql.catalog import table_properties
 from dbt.adapters.spark_streams.streams.sql.run import Row, RunWithConfs
@@ -72,7 +77,13 @@ class StreamOperations(metaclass=AdapterMeta):
             properties = table_properties(self.run_rows, str(target))
             refresh = str(properties.get(REFRESH_PATH, ""))
             recomputes = str(properties.get(RECOMPUTES_INPUT, "false")) == "true"
-            consumer = replace(consumer, recomputes_input=recomputes)
+            # a table built before the keys were kept: its estimate counts the whole input
+            keys = json.loads(str(properties.get(RECOMPUTE_KEYS, "[]")))
+            consumer = replace(
+                consumer,
+                recomputes_input=recomputes,
+                recompute_keys=tuple((column, source) for column, source in keys),
+            )
         return explain_consumer(self.run_rows, self._registry(), node_id, name, consumer, refresh)
 
     @available

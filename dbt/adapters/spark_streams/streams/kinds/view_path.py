@@ -33,6 +33,7 @@ from dbt.adapters.spark_streams.streams.records.key_ranges import (
     target_predicate,
     wants_ranges,
 )
+from dbt.adapters.spark_streams.streams.records.netting import append_only_sql, net_changes_sql
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
@@ -40,6 +41,7 @@ from dbt.adapters.spark_streams.streams.views.algebra import (
     TableInterval,
     change_rows_sql,
     table_stream_name,
+    view_change_range,
 )
 from dbt.adapters.spark_streams.streams.views.cost import (
     TableSizes,
@@ -91,20 +93,30 @@ def recompute_ranges(run: RunSql, build: StreamBuild, plan: ViewPlan, stream_sql
     """A materialized view whose refresh recomputes groups (streams/mv/) reads its input
     through the ranges of a group key in the change (streams/records/key_ranges.py), so Delta
     skips the files that hold none of the changed groups: the predicate over the input's rows
-    goes to the build, the same over the input's table is returned for the estimate (the
-    first group key that is an integer column of the input's one table). '' where none is,
-    or the model's key_ranges says no (by default: an input under 256 MiB)."""
-    config = build.config
-    if config is None or len(plan.view.tables) != 1:
+    goes to the build, the same over the input's table is returned for the estimate. ''
+    where there is none (_ranges)."""
+    if build.config is None:
         return ""
+    over_rows, over_table = _ranges(run, build.config, plan, stream_sql)
+    build.recompute_ranges = over_rows
+    return over_table
+
+
+def _ranges(
+    run: RunSql, config: ConsumerConfig, plan: ViewPlan, stream_sql: str
+) -> tuple[str, str]:
+    """The change's ranges of the first group key that is an integer column of the input's
+    one table, as predicates over the input's rows and over that table; ('', '') where no key
+    is, or the model's key_ranges says no (by default: an input under 256 MiB)."""
+    if len(plan.view.tables) != 1:
+        return "", ""
     types = _column_types(plan.view, plan.intervals)
     keys = [key for key in config.recompute_keys if can_range(types(0, key[1]))]
     if not keys or not wants_ranges(config.key_ranges, plan.view_bytes):
-        return ""
+        return "", ""
     column, source = keys[0]
     rows = run(key_ranges_sql(f"({stream_sql})", quote(column), MOST_RANGES))
-    build.recompute_ranges = target_predicate(quote(column), rows)
-    return target_predicate(quote(source), rows)
+    return target_predicate(quote(column), rows), target_predicate(quote(source), rows)
 
 
 def offer_rebuild(
@@ -181,13 +193,20 @@ def explain_view_path(
             lines.append(
                 f"  the change of {view.tables[index]} reads {view.tables[position]} where {shown}"
             )
-    return [*lines, f"  path: {_path(run, consumer, read, alone)}"]
+    append_only = record.mode == "append_only"
+    change = view_change_range(view, record.unique_key, intervals, append_only, read.prunes)
+    stream_sql = append_only_sql(change) if append_only else net_changes_sql(change)
+    return [*lines, f"  path: {_path(run, consumer, read, stream_sql, alone)}"]
 
 
-def _path(run: RunSql, consumer: ConsumerConfig, read: ViewPlan, alone: bool) -> str:
-    """The path the build would take, and why."""
+def _path(
+    run: RunSql, consumer: ConsumerConfig, read: ViewPlan, stream_sql: str, alone: bool
+) -> str:
+    """The path the build would take, and why (a materialized view's recompute counted
+    through the change's ranges of its group key, as the build reads it)."""
     held = f"the view's tables hold {readable(read.view_bytes)}"
-    return _estimated_path(consumer, estimate(run, consumer, read), held, alone)
+    ranged = _ranges(run, consumer, read, stream_sql)[1] if consumer.recomputes_input else ""
+    return _estimated_path(consumer, estimate(run, consumer, read, ranged), held, alone)
 
 
 def _estimated_path(
@@ -203,7 +222,10 @@ def _estimated_path(
     if not cost.rebuild_is_cheaper:
         return f"incremental ({cost.reason()})"
     if consumer.incremental == "strict":
-        return f"fail, as the model's incremental is 'strict' ({cost.reason()})"
+        setting = (
+            "refresh is 'incremental'" if consumer.materialized_view else "incremental is 'strict'"
+        )
+        return f"fail, as the model's {setting} ({cost.reason()})"
     if consumer.rebuilds_from_view and alone:
         return f"rebuild ({cost.reason()})"
     return (

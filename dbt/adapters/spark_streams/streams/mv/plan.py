@@ -19,6 +19,7 @@ fully) or `full`.
 """
 
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ FINGERPRINT = "dbt_spark_streams.mv_definition"
 CONFIG_FINGERPRINT = "dbt_spark_streams.mv_config"
 REFRESH_PATH = "dbt_spark_streams.mv_refresh"  # how it refreshes, for explain_stream
 RECOMPUTES_INPUT = "dbt_spark_streams.mv_recomputes_input"  # for explain_stream's estimate
+RECOMPUTE_KEYS = "dbt_spark_streams.mv_recompute_keys"  # and the ranges it reads through
 ON_CONFIGURATION_CHANGE = ("apply", "continue", "fail")
 INPUT_SUFFIX = "__mv_input"
 REFRESH = ("auto", "incremental", "full")
@@ -135,6 +137,7 @@ class MaterializedViewPlan:
             CONFIG_FINGERPRINT: self.configuration,
             REFRESH_PATH: self.path,
             RECOMPUTES_INPUT: str(self.recomputes_input).lower(),
+            RECOMPUTE_KEYS: json.dumps([list(key) for key in self.recompute_keys]),
         }
 
     @property
