@@ -58,13 +58,11 @@
       {%- set build_sql = spark_streams__stream_create_sql(
           target_relation, first_sql, consumer, names, spark_streams__kept_state(first_sql, names)) -%}
     {%- elif plan.has_changes -%}
-      {%- set tmp_relation = make_temp_relation(this) -%}
-      {%- if not mv.joined -%}
-        {% call statement('stream_changes') %}{{ create_table_as(True, tmp_relation, changes_sql) }}{% endcall %}
-      {%- endif -%}
+      {#- the change read inline in the refresh's one statement: a temporary view of it would
+          have Delta resolve its versions once more, for nothing the refresh reads -#}
       {%- set names = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
       {%- set build_sql = adapter.materialized_view_sql(
-          node_id=model.unique_id, changes=tmp_relation, target=target_relation, names=names) -%}
+          node_id=model.unique_id, changes='(' ~ changes_sql ~ ')', target=target_relation, names=names) -%}
     {%- else -%}
       {%- set build_sql = none -%}
     {%- endif -%}
