@@ -63,12 +63,7 @@ class TestRecomputeThroughKeyRanges(DeltaProject):
             fetch="all",
         )
         assert [tuple(row) for row in got] == [(3, 2, 9, 10), (5, 4, 1, 17), (48, 3, 144, 146)]
-        offset = sql(
-            f"select offset_version from {schema}.dbt_streams where name = "
-            f"'extremes@{schema}.orders'",
-            fetch="one",
-        )
-        assert offset[0] == latest_version(project, "orders")
+        assert offset_of(project, "extremes") == latest_version(project, "orders")
 
         # the whole input, counted by the estimate: refused, nothing written
         before = latest_version(project, "extremes_whole")
@@ -76,3 +71,18 @@ class TestRecomputeThroughKeyRanges(DeltaProject):
         assert "Model extremes_whole would refresh fully: the change would scan" in refused
         assert "recomputing groups from the whole input" in refused
         assert latest_version(project, "extremes_whole") == before
+
+        # the table changes and the input's rows do not (only an id moves): the change has no
+        # keys, so nothing is recomputed; neither a full refresh nor, here, a refusal
+        sql(f"update {schema}.orders set id = id + 1000 where id = 0")
+        _, idle = run_dbt_and_capture(["run", "-s", "extremes"])
+        assert "OK, refreshed incrementally: 0 groups changed" in idle, idle
+        assert offset_of(project, "extremes") == latest_version(project, "orders")
+
+
+def offset_of(project, model: str) -> int:
+    """The registry's offset of the model's table stream on orders."""
+    schema = project.test_schema
+    name = f"{model}@{schema}.orders"
+    query = f"select offset_version from {schema}.dbt_streams where name = '{name}'"
+    return project.run_sql(query, fetch="one")[0]

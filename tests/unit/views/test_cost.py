@@ -6,6 +6,7 @@ import pytest
 
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.views.cost import (
+    NO_KEYS,
     REBUILD_FRACTION,
     TableSizes,
     ViewCost,
@@ -138,3 +139,6 @@ def test_a_recompute_through_the_group_keys_ranges_counts_what_they_leave() -> N
         f"explain cost select * from `shop`.`orders` version as of {PIN} "
         "where (`cid` between 3 and 5)"
     ) in asked
+    # a change that leaves the input's rows as they were recomputes no group: nothing read
+    nothing = plan.cost(run, recomputes=True, ranged=NO_KEYS)
+    assert (nothing.incremental_bytes, nothing.rebuild_is_cheaper) == (0, False)

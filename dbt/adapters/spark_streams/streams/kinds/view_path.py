@@ -44,6 +44,7 @@ from dbt.adapters.spark_streams.streams.views.algebra import (
     view_change_range,
 )
 from dbt.adapters.spark_streams.streams.views.cost import (
+    NO_KEYS,
     TableSizes,
     ViewCost,
     ViewPlan,
@@ -116,6 +117,8 @@ def _ranges(
         return "", ""
     column, source = keys[0]
     rows = run(key_ranges_sql(f"({stream_sql})", quote(column), MOST_RANGES))
+    if not rows:  # the tables changed, the input's rows did not: no group is recomputed
+        return NO_KEYS, NO_KEYS
     return target_predicate(quote(column), rows), target_predicate(quote(source), rows)
 
 

@@ -43,6 +43,7 @@ from dbt.adapters.spark_streams.streams.views.definition import ViewDefinition
 from dbt.adapters.spark_streams.streams.views.pruning import ChangeRanges, Prunes
 
 REBUILD_FRACTION = 0.5
+NO_KEYS = "false"  # a recompute's ranges when the change has no rows: it reads nothing
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
 SIZE = re.compile(r"Relation .*?Statistics\(sizeInBytes=([\d.]+) ?([KMGTP]?i?B)")
 
@@ -133,6 +134,8 @@ class ViewPlan:
         group key's ranges."""
         if not ranged:
             return self.view_bytes
+        if ranged == NO_KEYS:
+            return 0
         [table] = self.view.tables
         return scanned_bytes(run, table, self.intervals[table].pin.version, ranged)
 
