@@ -54,3 +54,27 @@ def test_column_types_are_asked_of_the_reference_and_column_the_values_come_from
     ]
     strings = {(0, "cid"): "bigint", (1, "id"): "string"}.get
     assert column_ranges(view, joins, "cid", [0, 1], ranges, lambda p, c: strings((p, c))) is None
+
+
+def test_an_unqualified_column_of_one_table_is_that_tables() -> None:
+    view = define(
+        ("select customer_id as k, amount from orders where amount > 0", ("k", "amount"))
+    )
+    assert column_source(view, "k") == (0, "customer_id")
+
+
+def test_a_column_a_subquery_renamed_is_the_tables_column_it_names() -> None:
+    """A materialized view's input reading `(select customer_id as id ... from orders)`: its
+    `id` is orders' customer_id, not orders' own id."""
+    view = define(
+        ("select id as _mv_c0, amount as _mv_c1 from (select customer_id as id, amount "
+         "from orders where amount > 0) s", ("_mv_c0", "_mv_c1"))
+    )  # fmt: skip
+    assert column_source(view, "_mv_c0") == (0, "customer_id")
+
+
+def test_an_unqualified_column_of_a_select_that_joins_has_no_certain_source() -> None:
+    view = define(
+        ("select tier, o.id from orders o join customers c on o.cid = c.id", ("tier", "id"))
+    )  # fmt: skip
+    assert column_source(view, "tier") is None

@@ -55,7 +55,7 @@ from dbt.adapters.spark_streams.streams.views.definition import (
     ViewDefinition,
     read_view_definition,
 )
-from dbt.adapters.spark_streams.streams.views.lineage import column_ranges
+from dbt.adapters.spark_streams.streams.views.lineage import column_ranges, column_source
 from dbt.adapters.spark_streams.streams.views.pruning import (
     AUTO_MIN_JOIN_BYTES,
     ChangeRanges,
@@ -108,11 +108,17 @@ def _ranges(
 ) -> tuple[str, str]:
     """The change's ranges of the first group key that is an integer column of the input's
     one table, as predicates over the input's rows and over that table; ('', '') where no key
-    is, or the model's key_ranges says no (by default: an input under 256 MiB)."""
+    is, or the model's key_ranges says no (by default: an input under 256 MiB). The table's
+    column is the one the input's column passes on (views/lineage.py), whatever a subquery in
+    FROM renamed it to."""
     if len(plan.view.tables) != 1:
         return "", ""
     types = _column_types(plan.view, plan.intervals)
-    keys = [key for key in config.recompute_keys if can_range(types(0, key[1]))]
+    keys = [
+        (key, found[1])
+        for key, _ in config.recompute_keys
+        if (found := column_source(plan.view, key)) is not None and can_range(types(*found))
+    ]
     if not keys or not wants_ranges(config.key_ranges, plan.view_bytes):
         return "", ""
     column, source = keys[0]

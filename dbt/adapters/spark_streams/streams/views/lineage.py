@@ -42,6 +42,10 @@ def column_source(view: ViewDefinition, column: str) -> tuple[int, str] | None:
         if inner.table:
             found = table_aliases(select, position).get(inner.table.lower())
             return None if found is None else (found, inner.name)
+        # an unqualified column of a select that reads one table and joins nothing: its own
+        table = _only_table(select)
+        if table is not None:
+            return position[id(table)], inner.name
         # an unqualified column of a select over one subquery (the expanded view renames the
         # query's columns to the view's so): the subquery's column of that name
         nested = _only_subquery(select)
@@ -51,6 +55,14 @@ def column_source(view: ViewDefinition, column: str) -> tuple[int, str] | None:
         if len(named) != 1:
             return None
         select, projection = nested, named[0]
+
+
+def _only_table(select: exp.Select) -> exp.Table | None:
+    """The table a select reads when it reads one table and joins nothing."""
+    source = select.args.get("from_")
+    if source is None or select.args.get("joins") or not isinstance(source.this, exp.Table):
+        return None
+    return source.this
 
 
 def _only_subquery(select: exp.Select) -> exp.Select | None:
