@@ -5,6 +5,7 @@ that read instead of the whole input. The source is written in five files of ten
 the file of customers 40 to 49 is moved aside while the refresh runs: a refresh that read it
 would fail. Without the ranges the same refresh recomputes from the whole input, which the
 estimate counts, and under refresh: 'incremental' it is refused before anything is written.
+A group key that a subquery in FROM renamed is ranged, and estimated, by the column it is.
 """
 
 import pytest
@@ -21,6 +22,14 @@ from {{{{ source('shop', 'orders') }}}}
 group by customer
 """
 
+# grouped by orders' id, which the subquery names `customer` (orders' own customer is another
+# column): the ranges are of orders' id
+RENAMED = """{{ config(materialized='materialized_view', rebuild_min_bytes=0, key_ranges=true) }}
+select customer, min(amount) as lowest
+from (select id as customer, amount from {{ source('shop', 'orders') }}) as s
+group by customer
+"""
+
 
 class TestRecomputeThroughKeyRanges(DeltaProject):
     @pytest.fixture(scope="class")
@@ -29,6 +38,7 @@ class TestRecomputeThroughKeyRanges(DeltaProject):
             "sources.yml": sources_yml("shop", "orders"),
             "extremes.sql": MODEL.format(ranges="true"),
             "extremes_whole.sql": MODEL.format(ranges="false"),
+            "extremes_renamed.sql": RENAMED,
         }
 
     def test_a_deleted_extremum_reads_only_its_groups_files(self, project):
@@ -78,6 +88,18 @@ class TestRecomputeThroughKeyRanges(DeltaProject):
         _, idle = run_dbt_and_capture(["run", "-s", "extremes"])
         assert "OK, refreshed incrementally: 0 groups changed" in idle, idle
         assert offset_of(project, "extremes") == latest_version(project, "orders")
+
+        # a key a subquery renamed: the estimate reads through the ranges of the column it is
+        run_dbt(["run", "-s", "extremes_renamed"])
+        sql(f"delete from {schema}.orders where id = 145")  # in the file of customers 40 to 49
+        renamed = explain(project, "extremes_renamed")[-1]
+        assert renamed.startswith("  path: incremental (the change would scan "), renamed
+        assert "(0 B of" not in renamed, renamed  # orders' customer holds no 145
+        with hidden_data_file(project, "orders", key=45):  # the file of ids 30 to 59
+            _, log = run_dbt_and_capture(["run", "-s", "extremes_renamed"])
+        assert "OK, refreshed incrementally: 1 group changed" in log, log
+        gone = f"select count(*) from {schema}.extremes_renamed where customer = 145"
+        assert sql(gone, fetch="one")[0] == 0
 
 
 def offset_of(project, model: str) -> int:
