@@ -89,8 +89,10 @@ class MaterializedViewPlan:
     @property
     def recompute_keys(self) -> tuple[tuple[str, str], ...]:
         """The group keys through whose ranges a refresh's recompute can read its input: (the
-        input's column, the source column it is) for each group key that is a source column
-        as it is; none for a query that never recomputes from its input."""
+        input's column, the column the query names) for each group key that is a column as it
+        is; none for a query that never recomputes from its input. The table's column behind
+        it is found through the input view's lineage (kinds/view_path.py), as a subquery in
+        FROM may rename it."""
         shape = self.shape
         if shape is None or shape.tables or not shape.recomputes_from_input:
             return ()
