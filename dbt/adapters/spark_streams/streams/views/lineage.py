@@ -57,20 +57,22 @@ def column_source(view: ViewDefinition, column: str) -> tuple[int, str] | None:
         select, projection = nested, named[0]
 
 
+def _only_source(select: exp.Select) -> exp.Expression | None:
+    """What a select reads when it reads one thing and joins nothing."""
+    source = select.args.get("from_")
+    return None if source is None or select.args.get("joins") else source.this
+
+
 def _only_table(select: exp.Select) -> exp.Table | None:
     """The table a select reads when it reads one table and joins nothing."""
-    source = select.args.get("from_")
-    if source is None or select.args.get("joins") or not isinstance(source.this, exp.Table):
-        return None
-    return source.this
+    source = _only_source(select)
+    return source if isinstance(source, exp.Table) else None
 
 
 def _only_subquery(select: exp.Select) -> exp.Select | None:
     """The select a select reads when it reads one subquery and joins nothing."""
-    source = select.args.get("from_")
-    if source is None or select.args.get("joins") or not isinstance(source.this, exp.Subquery):
-        return None
-    inner = source.this.this
+    source = _only_source(select)
+    inner = source.this if isinstance(source, exp.Subquery) else None
     return inner if isinstance(inner, exp.Select) else None
 
 
