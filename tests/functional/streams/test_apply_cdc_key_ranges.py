@@ -4,6 +4,8 @@ so Delta reads none of the target's files outside them, as apply_changes' MERGE 
 model's data file of key 45 is moved aside during the build: a build that read it would fail.
 """
 
+from itertools import pairwise
+
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
@@ -64,3 +66,66 @@ class TestApplyCdcKeyRanges(DeltaProject):
             (3, "old", 0, 1), (3, "n3", 1, 2), (3, "new", 2, None), (5, "n5", 1, 2)
         ]  # fmt: skip
         assert sql(f"select count(*) from {schema}.current", fetch="one")[0] == 49
+
+
+TRACKED = """{{ config(materialized='stream_incremental', incremental_strategy='apply_cdc',
+    unique_key='id', sequence_by='ts', apply_as_deletes="op = 'D'", scd_type=2,
+    cdc_columns=['tier', 'id', 'logins'], track_history_columns=['tier'], file_rows=10,
+    key_ranges=true) }}
+select * from {{ stream(source('landing', 'events'), mode='append_only') }}
+"""
+
+
+class TestKeptEventsClustered(DeltaProject):
+    """A tracked history's kept events: clustered by key at their first compaction (the first
+    build wrote them in no order), then written in key-ordered files of file_rows rows, so a
+    build reads only those of the change's key ranges."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": sources_yml("landing", "events"), "tiers.sql": TRACKED}
+
+    def test_the_kept_events_are_clustered_and_read_by_range(self, project):
+        schema, sql = project.test_schema, project.run_sql
+        events = f"{schema}.tiers__cdc_events"
+        sql(
+            f"create table {schema}.events (id int, tier string, logins int, op string, "
+            "ts bigint) using delta tblproperties (delta.enableChangeDataFeed = true)"
+        )
+        sql(  # keys out of order, in one file
+            f"insert into {schema}.events select /*+ REPARTITION(1) */ (id * 37) % 50, 'gold', "
+            "1, 'U', 1 from range(50)"
+        )
+        run_dbt(["run"])
+        assert [count for _, _, count in key_ranges(project, "tiers__cdc_events")] == [50]
+        [column, *_] = [row[0] for row in sql(f"describe {events}", fetch="all")]
+        assert column == "id"  # the key first, whatever the model's order
+
+        sql(f"insert into {schema}.events values (3, 'gold', 2, 'U', 2)")
+        run_dbt(["run"])  # the events' first compaction: clustered, in key order
+        [detail] = sql(f"describe detail {events}", fetch="all")
+        assert list(detail["clusteringColumns"]) == ["id"]
+        files = key_ranges(project, "tiers__cdc_events")
+        assert sum(count for _, _, count in files) == 51
+        assert all(count <= 10 for _, _, count in files), files
+        assert all(high < low for (_, high, _), (low, _, _) in pairwise(files)), files
+
+        sql(
+            f"insert into {schema}.events values (3, 'silver', 3, 'U', 3), "
+            "(5, null, null, 'D', 3), (3, 'gold', 9, 'U', 0)"  # late: before what is kept
+        )
+        with hidden_data_file(project, "tiers__cdc_events", key=45):
+            _, log = run_dbt_and_capture(["--debug", "run"])
+        ranges = "(t.`id` between 3 and 3 or t.`id` between 5 and 5)"
+        kept = f"tiers__cdc_events` t where (`id`) in (select `id` from _cdc_events) and {ranges}"
+        assert kept in log  # the kept events' read
+        versions = sql(
+            f"select id, __start_at, __end_at, tier, logins from {schema}.tiers "
+            "where id in (3, 5)",
+            fetch="all",
+        )
+        assert {tuple(row) for row in versions} == {
+            (3, 0, 3, "gold", 2),  # the late event opens the key's first version
+            (3, 3, None, "silver", 3),
+            (5, 1, 3, "gold", 1),  # closed by the delete
+        }

@@ -165,10 +165,11 @@ def test_tracked_history_columns() -> None:
 
 def test_a_tracked_history_keeps_its_events_and_drops_merged_versions() -> None:
     tracked = TrackedScd2Query(
-        ("id",), ("id", "name", "n"),
+        ("id",), ("name", "id", "n"),
         config(sequence_by="ts", scd_type=2, track_history_columns="name"), False,
         events_table="s.m__cdc_events",
     )  # fmt: skip
+    assert tracked.event_columns == ["id", "name", "n"]  # the key first: its statistics kept
     assert tracked.events_sql("e", create=True).startswith(
         "create or replace table s.m__cdc_events using delta as select `id`, `name`, `n`, "
     )

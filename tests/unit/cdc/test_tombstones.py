@@ -7,10 +7,13 @@ import pytest
 
 from dbt.adapters.spark_streams.streams.cdc.tombstones import (
     PURGE_INTERVAL,
+    STATS_COLUMNS,
+    cluster_column,
     compaction_due,
     compacts,
     purge_due,
 )
+from dbt.adapters.spark_streams.streams.records.key_ranges import can_range
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -62,3 +65,25 @@ def test_the_build_that_purges_compacts_unless_nothing_is_kept(purged, days, com
 )
 def test_kept_events_are_compacted_an_hour_after_the_last_compaction(compacted_at, due):
     assert compaction_due(compacted_at, NOW) is due
+
+
+WIDE = [f"c{i}" for i in range(STATS_COLUMNS)]
+
+
+@pytest.mark.parametrize(
+    ("key", "names", "types", "column"),
+    [
+        (("id",), ["id", "name"], ["bigint", "string"], "id"),
+        (("ID",), ["name", "id"], ["string", "int"], "id"),  # the table's spelling
+        (("id", "ts"), ["id", "ts"], ["smallint", "timestamp"], "id"),  # its first column
+        (("id",), ["id"], ["string"], None),  # no ranges of a string: nothing to cluster for
+        (("ts", "id"), ["id", "ts"], ["int", "timestamp"], None),
+        (("id",), ["name"], ["string"], None),  # not there (a table it cannot describe)
+        (("id",), [*WIDE, "id"], [*(["int"] * STATS_COLUMNS), "int"], None),  # no statistics
+        ((), ["id"], ["int"], None),
+    ],
+)
+def test_kept_events_cluster_by_an_integer_first_key_delta_keeps_statistics_on(
+    key, names, types, column
+):
+    assert cluster_column(key, names, types, can_range) == column

@@ -9,6 +9,7 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.stream_methods import logger
+from dbt.adapters.spark_streams.streams.builds.build import write_confs
 from dbt.adapters.spark_streams.streams.cdc.config import (
     EVENTS_SUFFIX,
     TOMBSTONES_SUFFIX,
@@ -17,9 +18,11 @@ from dbt.adapters.spark_streams.streams.cdc.config import (
 from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.cdc.tombstones import (
+    CLUSTERING_CONFS,
     COMPACTED_AT,
     COMPACTION_CONFS,
     PURGED_AT,
+    cluster_column,
     compaction_due,
     compacts,
     purge_due,
@@ -27,8 +30,13 @@ from dbt.adapters.spark_streams.streams.cdc.tombstones import (
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
-from dbt.adapters.spark_streams.streams.sql.catalog import column_names, table_properties
-from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
+from dbt.adapters.spark_streams.streams.records.key_ranges import can_range
+from dbt.adapters.spark_streams.streams.sql.catalog import (
+    column_names,
+    column_types,
+    table_properties,
+)
+from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote, quote_path
 
 
 class ChangeFeedMethods(metaclass=AdapterMeta):
@@ -93,7 +101,8 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             self._tombstones_checked(model_name, query, source, tombstones)
             truncated = False
         if isinstance(query, TrackedScd2Query):
-            self._keep_events(query, target, source)
+            file_rows = self.stream_consumer(node_id, model_name, config).file_rows
+            self._keep_events(query, target, source, file_rows)
         if not truncated:  # (a truncate's cut reaches target rows outside the change's keys)
             query = replace(
                 query, ranges=self._key_ranges(node_id, model_name, config, changes, target)
@@ -170,20 +179,46 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         kind = Scd2Query if cdc.scd_type == 2 else CdcQuery
         return kind(key=key, columns=kept, config=cdc, has_action=has_action)
 
-    def _keep_events(self, query: TrackedScd2Query, target: BaseRelation, source: str) -> None:
+    def _keep_events(
+        self, query: TrackedScd2Query, target: BaseRelation, source: str, file_rows: int
+    ) -> None:
         """The change set's events appended to the kept ones (a target that dbt clone copied
         has none: they start empty, and its stored versions stand for its events), then
         compacted when due (tombstones.py: at most hourly)."""
         self._create_aside(
-            target, EVENTS_SUFFIX, f"{column_list(query.columns)}, {query.target_sequence} as "
-            "_cdc_sequence, false as _cdc_delete",
+            target, EVENTS_SUFFIX, f"{column_list(query.event_columns)}, "
+            f"{query.target_sequence} as _cdc_sequence, false as _cdc_delete",
         )  # fmt: skip
         events = query.events_table
         self._run_with_confs()(query.events_sql(source, create=False), NO_CHECKSUM)
         now = datetime.now(UTC)
         if compaction_due(table_properties(self.run_rows, events).get(COMPACTED_AT), now):
-            self._run_with_confs()(f"optimize {events}", COMPACTION_CONFS)
+            confs = dict(COMPACTION_CONFS)
+            if self._clustered(events, query.key):  # in key order, files of file_rows
+                confs |= CLUSTERING_CONFS | write_confs(file_rows)
+            self._run_with_confs()(f"optimize {events}", confs)
             self._stamp(events, COMPACTED_AT, now)
+
+    def _clustered(self, events: str, key: tuple[str, ...]) -> bool:
+        """Whether the kept events are clustered by their first key column: they are, or
+        they are now (a table of an earlier version, or created by a first build; the
+        column an integer: tombstones.py). A table Delta cannot cluster stays as it is."""
+        [detail] = self.run_rows(f"describe detail {events}")
+        if _listed(detail.get("clusteringColumns")):
+            return True
+        described = self.run_rows(f"describe {events}")
+        names, types = column_names(described), column_types(described)
+        column = cluster_column(key, names, types, can_range)
+        if column is None:
+            return False
+        try:
+            self.run_rows(f"alter table {events} cluster by ({quote(column)})")
+        except SparkUnreachable:
+            raise
+        except Exception as error:  # (a layout, not the events: they are kept either way)
+            logger.warning(f"The kept events {events} stay unclustered: {error}")
+            return False
+        return True
 
     def _purge_when_due(self, tombstones: str, days: int) -> bool:
         """Tombstones past the retention purged when a purge is due (streams/cdc/tombstones.py:
@@ -258,3 +293,10 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     def _aside(target: BaseRelation, suffix: str) -> str:
         """A table kept beside the target: its name and the suffix."""
         return quote_path(str(target.schema), str(target.identifier) + suffix)
+
+
+def _listed(value: object) -> bool:
+    """Whether DESCRIBE DETAIL's list (a list, or its text over a Thrift server) has items."""
+    if isinstance(value, str):
+        return bool(value.strip().strip("[]").strip())
+    return bool(value)

@@ -27,8 +27,23 @@ from all of them, so a build compacts them as well, at most once an hour (the ta
 COMPACTED_AT property), after its append. Its OPTIMIZE sizes files as Delta's auto compaction
 does (COMPACTION_CONFS: files under 64 MB packed into files of up to 128 MB), so the large
 files of earlier compactions are not rewritten each hour.
+
+Compacted by size alone, every file of the kept events holds keys from the whole key range,
+so the build's read of the touched keys' events (which names the change set's key ranges, as
+the target's reads do) skipped none of them, and grew with the history rather than with the
+change. Where the first key column is an integer (the only kind whose ranges a build names),
+the kept events are clustered by it (Delta's liquid clustering, `ALTER TABLE ... CLUSTER BY`
+at their first compaction), and their OPTIMIZE then writes them in key order (Delta splits
+the rewritten cubes into ranges of the key; sorted within each, as
+`spark.databricks.io.skipping.mdc.sortWithinFiles` asks), in files of at most the model's
+`file_rows` rows, as a target's first build is written. Delta re-clusters the
+cubes of a clustered table smaller than its minimum cube size (100 GB by default) with the new
+files at each OPTIMIZE, which would rewrite a whole history every hour; CLUSTERING_CONFS makes a
+cube of 1 GiB final, so a compaction rewrites at most the last cube and the hour's appends,
+and a read of a narrow key range reads about one file of each cube.
 """
 
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 PURGED_AT = "dbt_streams.cdc_purged_at"
@@ -38,6 +53,17 @@ COMPACTION_CONFS = {
     "spark.databricks.delta.optimize.minFileSize": str(64 * 2**20),
     "spark.databricks.delta.optimize.maxFileSize": str(128 * 2**20),
 }
+_CUBE = "spark.databricks.delta.optimize.clustering.mergeStrategy.minCubeSize."
+CLUSTERING_CONFS = {
+    _CUBE + "threshold": str(2**30),
+    _CUBE + "targetCubeSize": str(3 * 2**29),
+    # each of OPTIMIZE's output partitions holds a range of keys, in no order unless sorted:
+    # sorted, its files of at most file_rows rows each hold a narrower range
+    "spark.databricks.io.skipping.mdc.sortWithinFiles": "true",
+}
+# Delta collects statistics on a table's first 32 columns (delta.dataSkippingNumIndexedCols),
+# and clusters only by columns it has statistics on.
+STATS_COLUMNS = 32
 
 
 def purge_due(purged_at: str | None, now: datetime, days: int) -> bool:
@@ -70,3 +96,19 @@ def compacts(purged: bool, days: int) -> bool:
     """Whether a build compacts the tombstones: when it purged them and a retention keeps
     some (with none, its purge left only its own append)."""
     return purged and days > 0
+
+
+def cluster_column(
+    key: Sequence[str], names: Sequence[str], types: Sequence[str], ranged: Callable[[str], bool]
+) -> str | None:
+    """The column the kept events are clustered by (`names` and `types`: their table's
+    columns): the first key column, where builds name its ranges (`ranged`, by its type: an
+    integer) and Delta keeps statistics on it; None where they do not or Delta could not."""
+    lowered = [name.lower() for name in names]
+    first = key[0].lower() if key else ""
+    if first not in lowered:
+        return None
+    position = lowered.index(first)
+    if position >= STATS_COLUMNS or not ranged(types[position]):
+        return None
+    return names[position]

@@ -29,11 +29,18 @@ class TrackedScd2Query(Scd2Query):
 
     events_table: str = ""
 
+    @property
+    def event_columns(self) -> list[str]:
+        """The kept events' columns, the key's first: Delta keeps statistics on a table's first
+        32 columns only, and the events are read and clustered by key (tombstones.py)."""
+        keys = {k.lower() for k in self.key}
+        return [*self.key, *(c for c in self.columns if c.lower() not in keys)]
+
     def events_sql(self, source: str, create: bool) -> str:
         """The change set's events kept: the table created from them (a first build), or
         appended to it (new columns added, as the target's are)."""
         rows = (
-            f"select {column_list(self.columns)}, {SEQ} as {quote(SEQUENCE_COLUMN)}, "
+            f"select {column_list(self.event_columns)}, {SEQ} as {quote(SEQUENCE_COLUMN)}, "
             f"{DELETE} from ({self._unique(source)})"
         )
         if create:
