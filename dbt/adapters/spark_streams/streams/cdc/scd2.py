@@ -17,6 +17,7 @@ from dbt.adapters.spark_streams.streams.cdc.scd1 import DELETE, SEQ, CdcQuery
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote
 
 START, END = "__start_at", "__end_at"
+STORED_END = "_cdc_end0"  # a stored version's end, beside its row in the ranked events
 
 
 class Scd2Query(CdcQuery):
@@ -35,21 +36,36 @@ class Scd2Query(CdcQuery):
         keys, columns = column_list(self.key), column_list(self.columns)
         ctes = [f"_cdc_events as ({self._unique(source)})"]
         ranked = [
-            f"select {columns}, {SEQ}, {DELETE}, if({DELETE}, 3, 4) as _cdc_rank from _cdc_events"
+            f"select {columns}, {SEQ}, {DELETE}, if({DELETE}, 3, 4) as _cdc_rank, "
+            f"null as {STORED_END} from _cdc_events"
         ]
         if target is not None and tombstones is not None:
             touched = f"({keys}) in (select {keys} from _cdc_events)"
             ctes.append(
                 f"_cdc_versions as (select * from {target} t where {touched}{self.ranges})"
             )
-            nulls = self._null_values()
             ranked += [
-                f"select {columns}, {START}, false, 1 from _cdc_versions",
-                f"select {nulls}, {END}, true, 2 from _cdc_versions where {END} is not null",
-                f"select {nulls}, {quote(SEQUENCE_COLUMN)}, true, 2 from {tombstones} "
-                f"where {touched}",
+                self._versions_ranked(),
+                f"select {self._null_values()}, {quote(SEQUENCE_COLUMN)}, true, 2, null "
+                f"from {tombstones} where {touched}",
             ]
         return ctes, ranked
+
+    def _versions_ranked(self) -> str:
+        """Each stored version as a version (rank 1, its stored end beside it) and, where it
+        ended, a delete at its end (2): one read of the versions for both (Spark computes a
+        WITH-clause again wherever it is named, and a MERGE's source reads its target)."""
+        values = set(self.values)
+        columns = ", ".join(
+            f"if(_cdc_r = 1, {quote(c)}, null) as {quote(c)}" if c in values else quote(c)
+            for c in self.columns
+        )
+        return (
+            f"select {columns}, _cdc_s, _cdc_r = 2, _cdc_r, if(_cdc_r = 1, {END}, null) "
+            f"from _cdc_versions lateral view inline(array(named_struct('s', {START}, 'r', 1), "
+            f"named_struct('s', {END}, 'r', 2))) _cdc_v as _cdc_s, _cdc_r "
+            "where _cdc_s is not null"
+        )
 
     def _one_per_sequence(self, ranked: list[str]) -> list[str]:
         """WITH-clauses `_cdc_all` (the ranked rows) and `_cdc_one`: one row per key and
@@ -68,7 +84,8 @@ class Scd2Query(CdcQuery):
         ctes += self._one_per_sequence(ranked)
         ctes.append(
             f"_cdc_chain as (select {columns}, {SEQ} as {START}, lead({SEQ}) over (partition "
-            f"by {keys} order by {SEQ}) as {END}, {DELETE} from _cdc_one)"
+            f"by {keys} order by {SEQ}) as {END}, {DELETE}, _cdc_rank, {STORED_END} "
+            "from _cdc_one)"
         )
         return "with " + ", ".join(ctes)
 
@@ -84,11 +101,13 @@ class Scd2Query(CdcQuery):
         """The versions that are new, or whose end moved, MERGEd by key and start (a history
         has no truncates: its config refuses them)."""
         written = [*self.columns, START, END]
-        joined, on = self.key_match("c", "v", START), self.key_match("t", "s", START)
+        on = self.key_match("t", "s", START)
+        # a version is new where no stored one starts at its key and start (its row is not
+        # a stored version's, rank 1), and moved where its end is not the stored one
         return (
             f"merge into {target} as t\nusing ({self._chain(source, target, tombstones)} "
-            f"select c.* from _cdc_chain c left join _cdc_versions v on {joined} "
-            f"where not c.{DELETE} and (v.{START} is null or not (c.{END} <=> v.{END}))) as s\n"
+            f"select {column_list(written)} from _cdc_chain where not {DELETE} and "
+            f"(_cdc_rank != 1 or not ({END} <=> {STORED_END}))) as s\n"
             f"on {on}{self.ranges}\n"
             f"when matched then update set t.{END} = s.{END}\n"
             f"when not matched then insert ({column_list(written)}) "

@@ -67,7 +67,7 @@ class TrackedScd2Query(Scd2Query):
         if target is not None:  # the kept events first (rank 0): they are what happened
             touched = f"({keys}) in (select {keys} from _cdc_events)"
             ranked.append(
-                f"select {columns}, {quote(SEQUENCE_COLUMN)}, {DELETE}, 0 "
+                f"select {columns}, {quote(SEQUENCE_COLUMN)}, {DELETE}, 0, null "
                 f"from {self.events_table} t where {touched}{self.ranges}"
             )
         tracked = self.config.tracked(self.values)
@@ -98,13 +98,19 @@ class TrackedScd2Query(Scd2Query):
         joined, on = self.key_match("c", "v", START), self.key_match("t", "s", START)
         moved = f"not ({self._same('c', 'v', [*self.values, END])})"
         updates = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in [*self.values, END])
+        # one join of the history's versions with the stored ones (Spark computes a WITH-clause
+        # again wherever it is named): a version new or moved is written, a stored one no
+        # longer in the history is deleted (its row, with _cdc_drop)
+        chosen = ", ".join(
+            f"if(c.{quote(START)} is null, v.{quote(w)}, c.{quote(w)}) as {quote(w)}"
+            for w in written
+        )
         return (
             f"merge into {target} as t\nusing ({self._chain(source, target, tombstones)}, "
             f"_cdc_kept as (select * from _cdc_chain where not {DELETE}) "
-            f"select {column_list(written, 'c.')}, false as {DROP} from _cdc_kept c "
-            f"left join _cdc_versions v on {joined} where v.{START} is null or {moved} "
-            f"union all select {column_list(written, 'v.')}, true from _cdc_versions v "
-            f"left anti join _cdc_kept c on {joined}) as s\n"
+            f"select {chosen}, c.{quote(START)} is null as {DROP} from _cdc_kept c "
+            f"full join _cdc_versions v on {joined} "
+            f"where c.{quote(START)} is null or v.{quote(START)} is null or {moved}) as s\n"
             f"on {on}{self.ranges}\n"
             f"when matched and s.{DROP} then delete\n"
             f"when matched then update set {updates}\n"
