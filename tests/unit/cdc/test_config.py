@@ -180,3 +180,23 @@ def test_a_tracked_history_keeps_its_events_and_drops_merged_versions() -> None:
     assert "from s.m__cdc_events t where (`id`) in (select `id` from _cdc_events)" in merged
     assert "not (struct(o.`name`) <=> struct(o._cdc_prev.`name`))" in merged
     assert "when matched and s._cdc_drop then delete" in merged
+
+
+def test_a_history_names_its_stored_versions_once_for_each_use() -> None:
+    """Spark computes a WITH-clause again wherever it is named: a history's MERGE source
+    reads the touched keys' stored versions once for their starts and ends (and a tracked
+    history joins them once more, with its recomputed versions)."""
+    plain = Scd2Query(("id",), ("id", "name"), config(sequence_by="ts", scd_type=2), False)
+    merged = plain.merge_sql("e", "s.m", "s.m__cdc_tombstones")
+    assert merged.count("_cdc_versions") == 2  # named, then read once
+    assert "lateral view inline(array(named_struct('s', __start_at, 'r', 1)" in merged
+    assert "(_cdc_rank != 1 or not (__end_at <=> _cdc_end0))" in merged
+    tracked = TrackedScd2Query(
+        ("id",), ("id", "name", "n"),
+        config(sequence_by="ts", scd_type=2, track_history_columns="name"), False,
+        events_table="s.m__cdc_events",
+    )  # fmt: skip
+    merged = tracked.merge_sql("e", "s.m", "s.m__cdc_tombstones")
+    assert merged.count("_cdc_versions") == 3
+    assert merged.count("_cdc_kept") == 2  # named, then joined once
+    assert "from _cdc_kept c full join _cdc_versions v on" in merged
