@@ -33,8 +33,7 @@ class TrackedScd2Query(Scd2Query):
     def event_columns(self) -> list[str]:
         """The kept events' columns, the key's first: Delta keeps statistics on a table's first
         32 columns only, and the events are read and clustered by key (tombstones.py)."""
-        keys = {k.lower() for k in self.key}
-        return [*self.key, *(c for c in self.columns if c.lower() not in keys)]
+        return [*self.key, *self.values]
 
     def events_sql(self, source: str, create: bool) -> str:
         """The change set's events kept: the table created from them (a first build), or
