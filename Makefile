@@ -10,16 +10,19 @@ ifneq ($(wildcard $(JARS)/*.jar),)
 export SPARK_STREAMS_JARS_DIR := $(abspath $(JARS))
 endif
 
-.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-cdc bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
+.PHONY: install jars demo demo-store test lint docs wheel peer unit warm measure functional integration test-store test-store-long test-thrift test-thrift-ci matrix matrix-ci test-versions fuzz mutate soak chaos bench bench-time-travel bench-views bench-history bench-mv bench-cdc bench-files bench-appends bench-many bench-curve bench-curve-same-d bench-store bench-methods clean
 
+# uv (pinned in constraints/default.txt, a dev dependency in setup.cfg) installs the rest: about
+# half of pip's minute, again in each virtualenv of make matrix. Like pip with --no-compile, it
+# leaves compiling a module to the run that imports it.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints/default.txt uv
 
-# --no-compile here and below: Python compiles the modules a run imports as it imports them;
-# pip compiling every file of PySpark and dbt up front doubled an install's time.
 $(STAMP): setup.cfg pyproject.toml constraints/default.txt | $(BIN)/python
-	$(BIN)/pip install --quiet --no-compile -c constraints/default.txt -e '.[dev,connect,thrift,docs]'
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints/default.txt \
+	    -e '.[dev,connect,thrift,docs]'
 	touch $@
 
 install: $(STAMP)
@@ -62,8 +65,8 @@ wheel: install
 	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)
 	$(BIN)/pip wheel --quiet --no-deps -w $(WHEEL_DIR)/dist .
 	$(PYTHON) -m venv $(WHEEL_DIR)/venv
-	$(WHEEL_DIR)/venv/bin/pip install --quiet --no-compile -c constraints/default.txt \
-	    $(WHEEL_DIR)/dist/*.whl
+	$(BIN)/uv pip install --quiet --python $(WHEEL_DIR)/venv/bin/python \
+	    -c constraints/default.txt $(WHEEL_DIR)/dist/*.whl
 	cp -r integration_project $(WHEEL_DIR)/project
 	rm -rf $(WHEEL_DIR)/project/target $(WHEEL_DIR)/project/logs \
 	    $(WHEEL_DIR)/project/spark-warehouse $(WHEEL_DIR)/project/metastore
@@ -179,9 +182,15 @@ test-thrift-ci: warm
 # the oldest dbt-core (over `thrift` with the newest Spark, as make test-thrift-ci), and
 # dbt-spark's own tests with the newest of both (scripts/matrix.py).
 # Prints each combination's result and minutes, and writes the table of
-# docs/reference/dbt-compatibility.md.
+# docs/reference/dbt-compatibility.md. .ci/run runs make matrix-ci: the four combinations that
+# run more than the project on the embedded session (over Connect, over `thrift`, dbt-spark's
+# tests), which take each Spark line and each dbt-core line; dbt-core 1.12 with Spark 4.0 and
+# 4.1 run here only.
 matrix: install
 	$(BIN)/python scripts/matrix.py
+
+matrix-ci: install
+	$(BIN)/python scripts/matrix.py --ci
 
 # Deeper than the matrix, at the ends of the ranges: the unit tests and the functional core in
 # each combination of VERSION_SETS, in a virtualenv of its own under build/versions.

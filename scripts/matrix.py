@@ -13,10 +13,15 @@ commits (scripts/with_thrift.py, as `make test-thrift-ci`). With the newest dbt-
 dbt-spark's own functional tests run too (scripts/peer_suite.py; on dbt-core 1.12 nothing is
 deselected).
 
+`--ci` runs the four combinations that do more than build the project on the embedded session
+(each Spark line and each dbt-core line at least once: over Connect, over `thrift`, dbt-spark's
+tests); the newest dbt-core with the two older Spark lines, which only build the project, run
+in the full matrix (`make matrix`), not in CI's sixty minutes.
+
 Prints each combination's result and minutes; the table replaces the one in
 docs/reference/dbt-compatibility.md. Each combination's output: build/matrix/<name>.log.
 
-Usage: scripts/matrix.py [--only <name>...] [--lanes N] [--no-docs]
+Usage: scripts/matrix.py [--ci | --only <name>...] [--lanes N] [--no-docs]
 """
 
 import argparse
@@ -32,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from uv import find_uv_bin
 
 from dbt.adapters.spark_streams.session.jvm.cds import CDS_ENV
 from dbt.adapters.spark_streams.session.jvm.jar_cache import cache_root
@@ -76,6 +83,11 @@ class Combination:
     def peer(self) -> bool:
         return (self.dbt, self.spark) == (DBT_LINES[-1], SPARK_LINES[-1])
 
+    @property
+    def ci(self) -> bool:
+        # every Spark line and every dbt-core line, each over what only it runs
+        return self.connect or self.thrift or self.peer
+
 
 @dataclass
 class Result:
@@ -112,19 +124,20 @@ def environment(combination: Combination, log: IO[str]) -> Path | None:
     if combination.thrift:
         key.update(combination.extras.encode())
     venv = cache_root() / "venvs" / f"{combination.name}-{key.hexdigest()[:12]}"
-    # --no-compile: Python compiles what a combination imports as it imports it; pip's
-    # compiling every file of PySpark and dbt up front took half of a new virtualenv's minute
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile"]
+    # uv, .venv's (make install): half of pip's minute for a new virtualenv. Like pip with
+    # --no-compile, it leaves compiling a module to the run that imports it. The virtualenv
+    # keeps its own pip, which dbt-spark's tests are downloaded with (scripts/peer_suite.py).
+    uv = [find_uv_bin(), "pip", "install", "--quiet", "--python", str(venv / "bin" / "python")]
     if not (venv / "ready").exists():
         shutil.rmtree(venv, ignore_errors=True)
         constraints = [arg for path in combination.constraints for arg in ("-c", str(path))]
         project = f"{REPO}[{combination.extras}]"
         if not (run([sys.executable, "-m", "venv", str(venv)], log)
-                and run([*pip, "--upgrade", "pip"], log)
-                and run([*pip, *constraints, "-e", project], log)):  # fmt: skip
+                and run([*uv, *constraints, "-e", project], log)):  # fmt: skip
             return None
         (venv / "ready").touch()
-    elif not run([*pip, "--no-deps", "-e", str(REPO)], log):
+    elif not run([*uv, "--no-deps", "--reinstall-package", "dbt-spark-streams",
+                  "-e", str(REPO)], log):  # fmt: skip
         return None
     warmed = run([str(venv / "bin" / "python"), "scripts/warm_start.py"], log, cwd=REPO)
     return venv if warmed else None
@@ -215,10 +228,12 @@ def write_page(results: list[Result]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="combination names (dbt-1.12+spark-4.0 ...)")
+    parser.add_argument("--ci", action="store_true", help="the combinations CI runs")
     parser.add_argument("--lanes", type=int, default=2)
     parser.add_argument("--no-docs", action="store_true")
     args = parser.parse_args()
-    chosen = [c for c in combinations() if not args.only or c.name in args.only]
+    chosen = [c for c in combinations()
+              if (not args.only or c.name in args.only) and (not args.ci or c.ci)]  # fmt: skip
     WORK.mkdir(parents=True, exist_ok=True)
     # the longest first (dbt-spark's tests, the Thrift Server's, then a Connect server's), so
     # the lanes end together
@@ -230,7 +245,7 @@ def main() -> int:
     for result in results:
         if not result.passed:
             print(failure_excerpt(result))
-    if not args.no_docs and not args.only:
+    if not args.no_docs and not args.only and not args.ci:
         write_page(results)
     return 0 if all(result.passed for result in results) else 1
 

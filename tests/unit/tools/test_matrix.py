@@ -25,6 +25,17 @@ def test_connect_servers_for_the_older_spark_lines_and_the_peer_suite_once() -> 
     assert peer == ["dbt-1.12+spark-4.2"]
 
 
+def test_ci_runs_every_spark_line_and_every_dbt_line_and_all_but_the_plain_builds() -> None:
+    ci = [c for c in matrix.combinations() if c.ci]
+    assert [c.name for c in ci] == [
+        "dbt-1.11+spark-4.0", "dbt-1.11+spark-4.1", "dbt-1.11+spark-4.2", "dbt-1.12+spark-4.2",
+    ]  # fmt: skip
+    assert {c.spark for c in ci} == set(matrix.SPARK_LINES)
+    assert {c.dbt for c in ci} == set(matrix.DBT_LINES)
+    left = [c for c in matrix.combinations() if not c.ci]
+    assert not any(c.connect or c.thrift or c.peer for c in left)
+
+
 def test_the_newest_spark_with_the_oldest_dbt_runs_over_a_thrift_server(logs: Path) -> None:
     thrift = [c for c in matrix.combinations() if c.thrift]
     assert [c.name for c in thrift] == ["dbt-1.11+spark-4.2"]
