@@ -34,6 +34,9 @@ def test_ci_runs_every_spark_line_and_every_dbt_line_and_all_but_the_plain_build
     assert {c.dbt for c in ci} == set(matrix.DBT_LINES)
     left = [c for c in matrix.combinations() if not c.ci]
     assert not any(c.connect or c.thrift or c.peer for c in left)
+    assert [c.name for c in matrix.lane_order(ci)] == [
+        "dbt-1.12+spark-4.2", "dbt-1.11+spark-4.2", "dbt-1.11+spark-4.1", "dbt-1.11+spark-4.0",
+    ]  # fmt: skip
 
 
 def test_the_newest_spark_with_the_oldest_dbt_runs_over_a_thrift_server(logs: Path) -> None:
