@@ -18,9 +18,12 @@ endif
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+# (a .venv made before uv gets it here)
+$(BIN)/uv: | $(BIN)/python
 	$(BIN)/pip install --quiet -c constraints/default.txt uv
 
-$(STAMP): setup.cfg pyproject.toml constraints/default.txt | $(BIN)/python
+$(STAMP): setup.cfg pyproject.toml constraints/default.txt | $(BIN)/uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints/default.txt \
 	    -e '.[dev,connect,thrift,docs]'
 	touch $@
