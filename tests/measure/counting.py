@@ -10,6 +10,7 @@ its own process's, so a process killed mid-build (the crash tests) has counted u
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,10 @@ DIR_ENV = "SPARK_STREAMS_MEASURE_DIR"
 SQL_ENV = "SPARK_STREAMS_MEASURE_SQL"
 TEST_ENV = "SPARK_STREAMS_MEASURE_TEST"
 # A file per process: <dir>/statements-<pid>.log, a line per statement: its test's node id and
-# its kind (its first words), tab-separated.
+# its kind (its first words), tab-separated. And <dir>/seconds-<pid>.log: a line per statement
+# the adapter's cursor finished, its kind and its seconds.
 PATTERN = "statements-*.log"
+SECONDS = "seconds-*.log"
 COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*", re.DOTALL)
 # How many leading words name a statement's kind: `create or replace table`, `describe history`.
 KIND_WORDS = {"create": 4, "describe": 2, "show": 2, "alter": 2, "drop": 2, "insert": 2}
@@ -39,6 +42,7 @@ def install() -> None:
 
     folder = Path(os.environ[DIR_ENV])
     log = (folder / f"statements-{os.getpid()}.log").open("a", buffering=1)
+    timed = (folder / f"seconds-{os.getpid()}.log").open("a", buffering=1)
     texts = None
     if os.environ.get(SQL_ENV) == "1":
         texts = (folder / f"statements-{os.getpid()}.sql").open("a", buffering=1)
@@ -55,10 +59,15 @@ def install() -> None:
     def counted_execute(self: Any, sql: str, *parameters: Any) -> None:
         count(sql)
         inside.cursor = True
+        began = time.monotonic()
         try:
             execute(self, sql, *parameters)
         finally:
             inside.cursor = False
+            took = time.monotonic() - began
+            timed.write(f"{kind(sql)}\t{took:.4f}\n")
+            if texts is not None:
+                texts.write(f"-- took {took:.3f} s\n")
 
     cursor.BoundCursor.execute = counted_execute  # type: ignore[method-assign]
     for session_class in _session_classes():
@@ -93,3 +102,14 @@ def read_counts(folder: Path) -> dict[tuple[str, str], int]:
             nodeid, _, sort = line.partition("\t")
             counts[(nodeid, sort)] = counts.get((nodeid, sort), 0) + 1
     return counts
+
+
+def read_seconds(folder: Path) -> dict[str, float]:
+    """The adapter's statements' seconds per kind, over every process that timed into `folder`."""
+    seconds: dict[str, float] = {}
+    for log in folder.glob(SECONDS):
+        for line in log.read_text().splitlines():
+            sort, _, took = line.rpartition("\t")
+            if sort:
+                seconds[sort] = seconds.get(sort, 0.0) + float(took)
+    return seconds

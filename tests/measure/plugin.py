@@ -115,6 +115,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     for (nodeid, _), statements in counts.items():
         figures = tests.setdefault(nodeid, {})
         figures["statements"] = figures.get("statements", 0) + statements
-    text = render(module_rows(tests)) + "\n" + render_kinds(counts)
+    text = (
+        render(module_rows(tests))
+        + "\n"
+        + render_kinds(counts, counting.read_seconds(MEASURE.folder))
+    )
     (MEASURE.folder / "measure.md").write_text(text)
     print("\n" + text)

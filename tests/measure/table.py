@@ -55,15 +55,19 @@ def render(rows: list[dict[str, float | str]], root: Path = Path()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_kinds(counts: Mapping[tuple[str, str], int], most: int = 15) -> str:
-    """The statements of every test by kind, the most frequent first."""
+def render_kinds(
+    counts: Mapping[tuple[str, str], int], seconds: Mapping[str, float], most: int = 15
+) -> str:
+    """The statements of every test by kind, the most frequent first, with the seconds the
+    adapter's cursor waited for them (a test's own `spark.sql` calls are counted, not timed)."""
     kinds: dict[str, int] = {}
     for (_, sort), n in counts.items():
         kinds[sort] = kinds.get(sort, 0) + n
-    lines = ["| statement | count |", "| --- | ---: |"]
+    lines = ["| statement | count | cursor seconds |", "| --- | ---: | ---: |"]
     ranked = sorted(kinds.items(), key=lambda item: -item[1])
-    lines += [f"| `{sort}` | {n:,} |" for sort, n in ranked[:most]]
+    lines += [f"| `{sort}` | {n:,} | {seconds.get(sort, 0):,.1f} |" for sort, n in ranked[:most]]
     rest = sum(n for _, n in ranked[most:])
     if rest:
-        lines.append(f"| other | {rest:,} |")
+        took = sum(seconds.get(sort, 0) for sort, _ in ranked[most:])
+        lines.append(f"| other | {rest:,} | {took:,.1f} |")
     return "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from dbt.adapters.spark_streams.session.driver.java import TABLE_IDENTIFIER, java_class
 from dbt.adapters.spark_streams.streams.files.table import (
     BINARY_LISTING,
     LISTING_FOLLOWS,
@@ -104,8 +105,9 @@ class DriverListings:
         table's data is cached is asked of that resolution: asked first (Catalog.isCached),
         it would resolve, and list, the table once more."""
         parts = [unquote(part) for part in re.findall(rf"{_QUOTED}|\w+", name)]
-        schema = jvm.scala.Some(parts[-2]) if len(parts) > 1 else jvm.scala.Option.empty()
-        identifier = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], schema)
+        some, option = java_class(jvm, "scala.Some"), java_class(jvm, "scala.Option")
+        schema = some(parts[-2]) if len(parts) > 1 else option.empty()
+        identifier = java_class(jvm, TABLE_IDENTIFIER)(parts[-1], schema)
         jsession.sessionState().catalog().invalidateCachedTable(identifier)
         table = jsession.table(name)
         cache = jsession.sharedState().cacheManager()
@@ -125,12 +127,14 @@ class DriverListings:
         if index is None:
             binary = jsession.read().format("binaryFile").load(location)
             index = binary.queryExecution().analyzed().relation().location()
-        files = jvm.scala.jdk.javaapi.CollectionConverters.asJava(index.allFiles())
+        converters = java_class(jvm, "scala.jdk.javaapi.CollectionConverters")
+        files = converters.asJava(index.allFiles())
         if self.mapper is None:
             self.mapper = _file_mapper(jvm)
         text = self.mapper.writeValueAsString(files)
-        strings = jvm.org.apache.spark.sql.Encoders.STRING()
-        rows = jsession.createDataset(jvm.java.util.Collections.singletonList(text), strings)
+        strings = java_class(jvm, "org.apache.spark.sql.Encoders").STRING()
+        one = java_class(jvm, "java.util.Collections").singletonList(text)
+        rows = jsession.createDataset(one, strings)
         listed = DataFrame(rows.toDF(), self.session).selectExpr(
             f"inline(from_json(value, '{FILE_SCHEMA}'))"
         )
@@ -164,7 +168,7 @@ def _plain_listing(jsession: Any, relation: Any) -> Any:
 
 def _qualified(jvm: Any, jsession: Any, location: str) -> str:
     """A folder's path as its file system qualifies it: the key both statements agree on."""
-    path = jvm.org.apache.hadoop.fs.Path(location)
+    path = java_class(jvm, "org.apache.hadoop.fs.Path")(location)
     system = path.getFileSystem(jsession.sessionState().newHadoopConf())
     return str(system.makeQualified(path).toString())
 

@@ -27,6 +27,8 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from dbt.adapters.spark_streams.session.driver.java import TABLE_IDENTIFIER, java_class
+
 _NAME_PART = r"(?:`[^`]+`|\w+)"
 # One /* */ comment, ending at its first */ (so that a long statement is not searched again
 # for other ways to split its comments: every statement the cursor runs is matched).
@@ -39,6 +41,7 @@ PLAIN_HISTORY = re.compile(
     re.IGNORECASE,
 )
 SESSION_CATALOG = "spark_catalog"
+DELTA = "org.apache.spark.sql.delta"
 # The most versions read on the driver, one after the other (2 to 3 ms each here); Delta's job
 # reads a longer range in parallel tasks for about 0.15 s plus its files, so it wins beyond.
 MOST_VERSIONS = 64
@@ -74,24 +77,24 @@ def _read(
     """What `DescribeDeltaHistoryCommand.run` returns, without its Spark job."""
     if limit is not None and limit < 1:
         raise LeaveToSpark
-    delta = jvm.org.apache.spark.sql.delta
     table = _delta_table(jvm, jsession, parts)
-    log = delta.DeltaLog.forTable(jsession, table)
+    log = java_class(jvm, f"{DELTA}.DeltaLog").forTable(jsession, table)
     if not log.tableExists():
         raise LeaveToSpark
-    snapshot = log.update(False, _scala_none(jvm), jvm.scala.Some(table))
-    if delta.DeltaConfigs.IN_COMMIT_TIMESTAMPS_ENABLED().fromMetaData(snapshot.metadata()):
+    snapshot = log.update(False, _scala_none(jvm), java_class(jvm, "scala.Some")(table))
+    in_commit = java_class(jvm, f"{DELTA}.DeltaConfigs").IN_COMMIT_TIMESTAMPS_ENABLED()
+    if in_commit.fromMetaData(snapshot.metadata()):
         raise LeaveToSpark  # timestamps come from the commits then: Delta's own reading
     end = snapshot.version()
     if limit is None:
-        start = delta.DeltaHistoryManager.getEarliestDeltaFile(log)
+        start = java_class(jvm, f"{DELTA}.DeltaHistoryManager").getEarliestDeltaFile(log)
     else:
         start = max(end - limit + 1, 0)
     if end - start + 1 > MOST_VERSIONS:
         raise LeaveToSpark
     history = _commits(jvm, log, snapshot, start, end)
-    encoder = jvm.org.apache.spark.sql.delta.implicits.package.deltaHistoryEncoder()
-    rows = jvm.java.util.ArrayList()
+    encoder = java_class(jvm, f"{DELTA}.implicits.package").deltaHistoryEncoder()
+    rows = java_class(jvm, "java.util.ArrayList")()
     for entry in reversed(history):  # newest first, as DESCRIBE HISTORY lists them
         rows.add(entry)
     return DataFrame(jsession.createDataset(rows, encoder).toDF(), session)
@@ -106,8 +109,8 @@ def _delta_table(jvm: Any, jsession: Any, parts: list[str]) -> Any:
             raise LeaveToSpark
     elif state.catalogManager().currentCatalog().name() != SESSION_CATALOG:
         raise LeaveToSpark
-    schema = jvm.scala.Some(parts[0]) if len(parts) == 2 else _scala_none(jvm)
-    identifier = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], schema)
+    schema = java_class(jvm, "scala.Some")(parts[0]) if len(parts) == 2 else _scala_none(jvm)
+    identifier = java_class(jvm, TABLE_IDENTIFIER)(parts[-1], schema)
     catalog = state.catalog()
     if catalog.isTempView(identifier):
         raise LeaveToSpark  # Spark refuses a view: its error says so
@@ -121,8 +124,9 @@ def _delta_table(jvm: Any, jsession: Any, parts: list[str]) -> Any:
 def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[Any]:
     """`getHistoryImpl` on the driver: each version's commit info with its file's
     modification time, made monotonic as Delta makes it, oldest first."""
-    delta = jvm.org.apache.spark.sql.delta
-    files = delta.util.DeltaCommitFileProvider.apply(snapshot)
+    files = java_class(jvm, f"{DELTA}.util.DeltaCommitFileProvider").apply(snapshot)
+    manager = java_class(jvm, f"{DELTA}.DeltaHistoryManager")
+    history_row = java_class(jvm, f"{DELTA}.DeltaHistory")
     conf = log.newDeltaHadoopConf()
     store, filesystem = log.store(), log.logPath().getFileSystem(conf)
     listed = listed_commit_times(jvm, snapshot, start)
@@ -131,7 +135,7 @@ def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[An
     for version in range(start, end + 1):
         path = files.deltaFile(version)
         try:
-            info = delta.DeltaHistoryManager.getCommitInfoOpt(store, path, conf)
+            info = manager.getCommitInfoOpt(store, path, conf)
             timestamp = listed.get(version)
             if timestamp is None:
                 timestamp = filesystem.getFileStatus(path).getModificationTime()
@@ -144,7 +148,7 @@ def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[An
         if previous is not None and timestamp <= previous:
             timestamp = previous + 1
         previous = timestamp
-        history.append(delta.DeltaHistory.fromCommitInfo(info.get().withTimestamp(timestamp)))
+        history.append(history_row.fromCommitInfo(info.get().withTimestamp(timestamp)))
     return history
 
 
@@ -153,7 +157,7 @@ def listed_commit_times(jvm: Any, snapshot: Any, start: int) -> dict[int, int]:
     log segment holds (the commits after its checkpoint), from the listing that found them: a
     commit file never changes, and on an object store each status asked again is a request (a
     HEAD) per version. Read newest first, so a short history reads a few of them."""
-    names = jvm.org.apache.spark.sql.delta.util.FileNames
+    names = java_class(jvm, f"{DELTA}.util.FileNames")
     times: dict[int, int] = {}
     deltas = snapshot.logSegment().deltas().reverseIterator()
     while deltas.hasNext():
@@ -167,10 +171,10 @@ def listed_commit_times(jvm: Any, snapshot: Any, start: int) -> dict[int, int]:
 
 def _missing_file(jvm: Any, error: Py4JJavaError) -> bool:
     """Whether the JVM error is a FileNotFoundException."""
-    missing = jvm.java.lang.Class.forName("java.io.FileNotFoundException")
+    missing = java_class(jvm, "java.lang.Class").forName("java.io.FileNotFoundException")
     return bool(missing.isInstance(error.java_exception))
 
 
 def _scala_none(jvm: Any) -> Any:
     """Scala's None, for Option parameters."""
-    return getattr(jvm.scala, "None$").__getattr__("MODULE$")
+    return java_class(jvm, "scala.None$").__getattr__("MODULE$")

@@ -34,6 +34,7 @@ from typing import Any
 
 from py4j.protocol import Py4JJavaError
 
+from dbt.adapters.spark_streams.session.driver.java import java_class
 from dbt.adapters.spark_streams.session.embedded import running_session
 from dbt.adapters.spark_streams.session.stores.object_store import S3A
 from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
@@ -61,7 +62,7 @@ def lease_path(warehouse: str, consumer: str) -> str:
 
 def acquire(jvm: Any, conf: Any, warehouse: str, consumer: str, model: str) -> Lease:
     """Take the consumer's lease, or refuse the build with StreamConsumedElsewhere."""
-    path = jvm.org.apache.hadoop.fs.Path(lease_path(warehouse, consumer))
+    path = java_class(jvm, "org.apache.hadoop.fs.Path")(lease_path(warehouse, consumer))
     filesystem = path.getFileSystem(conf)
     mine: dict[str, Any] = {
         "owner": uuid.uuid4().hex,
@@ -92,7 +93,7 @@ def acquire(jvm: Any, conf: Any, warehouse: str, consumer: str, model: str) -> L
 
 def release(jvm: Any, conf: Any, lease: Lease) -> None:
     """Remove the lease if it is still this build's."""
-    path = jvm.org.apache.hadoop.fs.Path(lease.path)
+    path = java_class(jvm, "org.apache.hadoop.fs.Path")(lease.path)
     filesystem = path.getFileSystem(conf)
     holder, _ = _read(filesystem, path)
     if holder.get("owner") == lease.owner:
