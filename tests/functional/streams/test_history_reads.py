@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from dbt.adapters.spark_streams.session.cursor import BoundCursor
 from dbt.adapters.spark_streams.session.driver import history as delta_history
 from dbt.adapters.spark_streams.session.driver.history import history_frame
+from dbt.adapters.spark_streams.session.driver.tables import delta_table, name_parts, scala_none
 
 SCHEMA = "history_reads"
 TABLE = f"{SCHEMA}.commits"
@@ -110,9 +111,9 @@ def test_commit_times_come_from_the_snapshots_listing(spark: SparkSession, table
     the listing that found them (no status asked per version, a HEAD each on an object store);
     they are the files' own times."""
     jvm, jsession = spark._jvm, spark._jsparkSession  # type: ignore[attr-defined]
-    entry = delta_history._delta_table(jvm, jsession, delta_history.name_parts(table))
+    entry = delta_table(jvm, jsession, name_parts(table))
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jsession, entry)
-    snapshot = log.update(False, delta_history._scala_none(jvm), delta_history._scala_none(jvm))
+    snapshot = log.update(False, scala_none(jvm), scala_none(jvm))
     folder = Path(str(log.logPath().toUri().getPath()))
     on_disk = {int(f.name[:20]): f.stat().st_mtime_ns // 1_000_000 for f in folder.glob("*.json")}
     newest = max(on_disk)

@@ -19,6 +19,7 @@ from typing import Any
 from dbt.adapters.spark.session import Connection, Cursor
 from pyspark.sql import Row, SparkSession
 
+from dbt.adapters.spark_streams.session.driver.detail import detail_frame
 from dbt.adapters.spark_streams.session.driver.file_listing import DriverListings
 from dbt.adapters.spark_streams.session.driver.history import history_frame
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
@@ -100,6 +101,8 @@ class BoundCursor(Cursor):
         with self._spark_errors():
             self.switch.set(READ_ACROSS_MARKER in sql and REPLACED_MARKER not in sql)
             on_driver = history_frame(self.session, sql)
+            if on_driver is None:
+                on_driver = detail_frame(self.session, sql)
             if on_driver is None:
                 on_driver = self.listings.frame(sql)
             self._df = self._run(sql) if on_driver is None else on_driver

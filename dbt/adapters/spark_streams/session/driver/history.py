@@ -20,35 +20,26 @@ Connect session, any error) is left to Spark, whose answer and error messages st
 reference.
 """
 
-import re
 from typing import Any
 
 from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt.adapters.spark_streams.session.driver.java import TABLE_IDENTIFIER, java_class
-
-_NAME_PART = r"(?:`[^`]+`|\w+)"
-# One /* */ comment, ending at its first */ (so that a long statement is not searched again
-# for other ways to split its comments: every statement the cursor runs is matched).
-_COMMENT = r"/\*(?:[^*]|\*(?!/))*\*/"
-# dbt's query comment goes before the statement, or after it with `query-comment: append`.
-PLAIN_HISTORY = re.compile(
-    rf"\s*(?:{_COMMENT}\s*)*describe\s+history\s+"
-    rf"(?P<name>{_NAME_PART}(?:\.{_NAME_PART}){{0,2}})"
-    rf"(?:\s+limit\s+(?P<limit>\d{{1,9}}))?\s*(?:{_COMMENT}\s*)*;?\s*",
-    re.IGNORECASE,
+from dbt.adapters.spark_streams.session.driver.java import java_class
+from dbt.adapters.spark_streams.session.driver.tables import (
+    DELTA,
+    LeaveToSpark,
+    delta_table,
+    name_parts,
+    newest_snapshot,
+    plain_statement,
 )
-SESSION_CATALOG = "spark_catalog"
-DELTA = "org.apache.spark.sql.delta"
+
+PLAIN_HISTORY = plain_statement(r"describe\s+history", r"(?:\s+limit\s+(?P<limit>\d{1,9}))?")
 # The most versions read on the driver, one after the other (2 to 3 ms each here); Delta's job
 # reads a longer range in parallel tasks for about 0.15 s plus its files, so it wins beyond.
 MOST_VERSIONS = 64
-
-
-class LeaveToSpark(Exception):
-    """The statement is not one this module answers exactly as Delta would: Spark runs it."""
 
 
 def history_frame(session: SparkSession, sql: str) -> DataFrame | None:
@@ -66,22 +57,13 @@ def history_frame(session: SparkSession, sql: str) -> DataFrame | None:
         return None  # Spark runs it, and raises its own error if there is one
 
 
-def name_parts(name: str) -> list[str]:
-    """The parts of a dotted table name, backquotes removed."""
-    return [part.strip("`") for part in re.findall(_NAME_PART, name)]
-
-
 def _read(
     session: SparkSession, jvm: Any, jsession: Any, parts: list[str], limit: int | None
 ) -> DataFrame:
     """What `DescribeDeltaHistoryCommand.run` returns, without its Spark job."""
     if limit is not None and limit < 1:
         raise LeaveToSpark
-    table = _delta_table(jvm, jsession, parts)
-    log = java_class(jvm, f"{DELTA}.DeltaLog").forTable(jsession, table)
-    if not log.tableExists():
-        raise LeaveToSpark
-    snapshot = log.update(False, _scala_none(jvm), java_class(jvm, "scala.Some")(table))
+    log, snapshot = newest_snapshot(jvm, jsession, delta_table(jvm, jsession, parts))
     in_commit = java_class(jvm, f"{DELTA}.DeltaConfigs").IN_COMMIT_TIMESTAMPS_ENABLED()
     if in_commit.fromMetaData(snapshot.metadata()):
         raise LeaveToSpark  # timestamps come from the commits then: Delta's own reading
@@ -98,27 +80,6 @@ def _read(
     for entry in reversed(history):  # newest first, as DESCRIBE HISTORY lists them
         rows.add(entry)
     return DataFrame(jsession.createDataset(rows, encoder).toDF(), session)
-
-
-def _delta_table(jvm: Any, jsession: Any, parts: list[str]) -> Any:
-    """The catalog entry of a Delta table named by `parts` in the session catalog."""
-    state = jsession.sessionState()
-    if len(parts) == 3:
-        catalog, *parts = parts
-        if catalog.lower() != SESSION_CATALOG:
-            raise LeaveToSpark
-    elif state.catalogManager().currentCatalog().name() != SESSION_CATALOG:
-        raise LeaveToSpark
-    schema = java_class(jvm, "scala.Some")(parts[0]) if len(parts) == 2 else _scala_none(jvm)
-    identifier = java_class(jvm, TABLE_IDENTIFIER)(parts[-1], schema)
-    catalog = state.catalog()
-    if catalog.isTempView(identifier):
-        raise LeaveToSpark  # Spark refuses a view: its error says so
-    table = catalog.getTableMetadata(identifier)  # a missing table: Spark's error says so
-    provider = table.provider()
-    if not provider.isDefined() or provider.get().lower() != "delta":
-        raise LeaveToSpark
-    return table
 
 
 def _commits(jvm: Any, log: Any, snapshot: Any, start: int, end: int) -> list[Any]:
@@ -173,8 +134,3 @@ def _missing_file(jvm: Any, error: Py4JJavaError) -> bool:
     """Whether the JVM error is a FileNotFoundException."""
     missing = java_class(jvm, "java.lang.Class").forName("java.io.FileNotFoundException")
     return bool(missing.isInstance(error.java_exception))
-
-
-def _scala_none(jvm: Any) -> Any:
-    """Scala's None, for Option parameters."""
-    return java_class(jvm, "scala.None$").__getattr__("MODULE$")

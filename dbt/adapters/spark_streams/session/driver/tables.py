@@ -1,0 +1,67 @@
+"""What the driver's readers (history.py, detail.py) share: a plain statement's table name,
+the Delta table it names in the session catalog and its newest snapshot, and the refusal that
+leaves a statement to Spark, whose answer and error messages stay the reference."""
+
+import re
+from typing import Any
+
+from dbt.adapters.spark_streams.session.driver.java import TABLE_IDENTIFIER, java_class
+
+NAME_PART = r"(?:`[^`]+`|\w+)"
+TABLE_NAME = rf"(?P<name>{NAME_PART}(?:\.{NAME_PART}){{0,2}})"
+# One /* */ comment, ending at its first */ (so that a long statement is not searched again
+# for other ways to split its comments: every statement the cursor runs is matched). dbt's
+# query comment goes before the statement, or after it with `query-comment: append`.
+COMMENT = r"/\*(?:[^*]|\*(?!/))*\*/"
+LEADING, TRAILING = rf"\s*(?:{COMMENT}\s*)*", rf"\s*(?:{COMMENT}\s*)*;?\s*"
+SESSION_CATALOG = "spark_catalog"
+DELTA = "org.apache.spark.sql.delta"
+
+
+class LeaveToSpark(Exception):
+    """The statement is not one the driver answers exactly as Delta would: Spark runs it."""
+
+
+def plain_statement(words: str, rest: str = "") -> re.Pattern[str]:
+    """The plain form `<words> <table name><rest>`, with dbt's comments around it."""
+    return re.compile(rf"{LEADING}{words}\s+{TABLE_NAME}{rest}{TRAILING}", re.IGNORECASE)
+
+
+def name_parts(name: str) -> list[str]:
+    """The parts of a dotted table name, backquotes removed."""
+    return [part.strip("`") for part in re.findall(NAME_PART, name)]
+
+
+def delta_table(jvm: Any, jsession: Any, parts: list[str]) -> Any:
+    """The catalog entry of a Delta table named by `parts` in the session catalog."""
+    state = jsession.sessionState()
+    if len(parts) == 3:
+        catalog, *parts = parts
+        if catalog.lower() != SESSION_CATALOG:
+            raise LeaveToSpark
+    elif state.catalogManager().currentCatalog().name() != SESSION_CATALOG:
+        raise LeaveToSpark
+    schema = java_class(jvm, "scala.Some")(parts[0]) if len(parts) == 2 else scala_none(jvm)
+    identifier = java_class(jvm, TABLE_IDENTIFIER)(parts[-1], schema)
+    catalog = state.catalog()
+    if catalog.isTempView(identifier):
+        raise LeaveToSpark  # Spark refuses a view: its error says so
+    table = catalog.getTableMetadata(identifier)  # a missing table: Spark's error says so
+    provider = table.provider()
+    if not provider.isDefined() or provider.get().lower() != "delta":
+        raise LeaveToSpark
+    return table
+
+
+def newest_snapshot(jvm: Any, jsession: Any, table: Any) -> tuple[Any, Any]:
+    """The table's DeltaLog and its snapshot brought up to date, as Delta's commands take them
+    (`deltaLog.update(catalogTableOpt = table)`)."""
+    log = java_class(jvm, f"{DELTA}.DeltaLog").forTable(jsession, table)
+    if not log.tableExists():
+        raise LeaveToSpark
+    return log, log.update(False, scala_none(jvm), java_class(jvm, "scala.Some")(table))
+
+
+def scala_none(jvm: Any) -> Any:
+    """Scala's None, for Option parameters."""
+    return java_class(jvm, "scala.None$").__getattr__("MODULE$")
