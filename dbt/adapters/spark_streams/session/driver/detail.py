@@ -18,10 +18,9 @@ without a checksum, a table whose protocol supports clustering, whose clustering
 from the computed state, a Spark Connect session, any error) is left to Spark.
 """
 
+import re
 from typing import Any
 
-from py4j.protocol import Py4JError
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.spark_streams.session.driver.java import java_class
@@ -29,6 +28,7 @@ from dbt.adapters.spark_streams.session.driver.tables import (
     DELTA,
     LeaveToSpark,
     delta_table,
+    driver_answer,
     name_parts,
     newest_snapshot,
     plain_statement,
@@ -41,20 +41,12 @@ CONVERTERS = "scala.jdk.javaapi.CollectionConverters"
 def detail_frame(session: SparkSession, sql: str) -> DataFrame | None:
     """DESCRIBE DETAIL's result for `sql`, its counts from the checksum; None when Spark must
     run the statement itself (see the module docstring)."""
-    match = PLAIN_DETAIL.fullmatch(sql)
-    jsession = getattr(session, "_jsparkSession", None)  # None on Spark Connect
-    jvm = getattr(session, "_jvm", None)
-    if match is None or jsession is None or jvm is None:
-        return None
-    try:
-        return _read(session, jvm, jsession, name_parts(match["name"]))
-    except (LeaveToSpark, Py4JError, PySparkException):
-        return None  # Spark runs it, and raises its own error if there is one
+    return driver_answer(session, PLAIN_DETAIL, sql, _read)
 
 
-def _read(session: SparkSession, jvm: Any, jsession: Any, parts: list[str]) -> DataFrame:
+def _read(session: SparkSession, jvm: Any, jsession: Any, match: re.Match[str]) -> DataFrame:
     """What `DescribeDeltaDetailCommand.describeDeltaTable` returns, without its Spark job."""
-    table = delta_table(jvm, jsession, parts)
+    table = delta_table(jvm, jsession, name_parts(match["name"]))
     log, snapshot = newest_snapshot(jvm, jsession, table)
     checksum = snapshot.checksumOpt()
     if snapshot.version() < 0 or checksum.isEmpty():

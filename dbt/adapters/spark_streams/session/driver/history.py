@@ -20,10 +20,10 @@ Connect session, any error) is left to Spark, whose answer and error messages st
 reference.
 """
 
+import re
 from typing import Any
 
-from py4j.protocol import Py4JError, Py4JJavaError
-from pyspark.errors import PySparkException
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.spark_streams.session.driver.java import java_class
@@ -31,6 +31,7 @@ from dbt.adapters.spark_streams.session.driver.tables import (
     DELTA,
     LeaveToSpark,
     delta_table,
+    driver_answer,
     name_parts,
     newest_snapshot,
     plain_statement,
@@ -45,22 +46,13 @@ MOST_VERSIONS = 64
 def history_frame(session: SparkSession, sql: str) -> DataFrame | None:
     """DESCRIBE HISTORY's result for `sql`, read on the driver; None when Spark must run the
     statement itself (see the module docstring)."""
-    match = PLAIN_HISTORY.fullmatch(sql)
-    jsession = getattr(session, "_jsparkSession", None)  # None on Spark Connect
-    jvm = getattr(session, "_jvm", None)
-    if match is None or jsession is None or jvm is None:
-        return None
-    try:
-        limit = None if match["limit"] is None else int(match["limit"])
-        return _read(session, jvm, jsession, name_parts(match["name"]), limit)
-    except (LeaveToSpark, Py4JError, PySparkException):
-        return None  # Spark runs it, and raises its own error if there is one
+    return driver_answer(session, PLAIN_HISTORY, sql, _read)
 
 
-def _read(
-    session: SparkSession, jvm: Any, jsession: Any, parts: list[str], limit: int | None
-) -> DataFrame:
+def _read(session: SparkSession, jvm: Any, jsession: Any, match: re.Match[str]) -> DataFrame:
     """What `DescribeDeltaHistoryCommand.run` returns, without its Spark job."""
+    parts = name_parts(match["name"])
+    limit = None if match["limit"] is None else int(match["limit"])
     if limit is not None and limit < 1:
         raise LeaveToSpark
     log, snapshot = newest_snapshot(jvm, jsession, delta_table(jvm, jsession, parts))

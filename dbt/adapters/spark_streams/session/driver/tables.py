@@ -3,7 +3,12 @@ the Delta table it names in the session catalog and its newest snapshot, and the
 leaves a statement to Spark, whose answer and error messages stay the reference."""
 
 import re
+from collections.abc import Callable
 from typing import Any
+
+from py4j.protocol import Py4JError
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.spark_streams.session.driver.java import TABLE_IDENTIFIER, java_class
 
@@ -20,6 +25,27 @@ DELTA = "org.apache.spark.sql.delta"
 
 class LeaveToSpark(Exception):
     """The statement is not one the driver answers exactly as Delta would: Spark runs it."""
+
+
+# What a reader does with a statement it takes: (session, its py4j view, the JVM's session,
+# the statement's match) to the rows, or LeaveToSpark.
+Reader = Callable[[SparkSession, Any, Any, re.Match[str]], DataFrame]
+
+
+def driver_answer(
+    session: SparkSession, pattern: re.Pattern[str], sql: str, read: Reader
+) -> DataFrame | None:
+    """The rows `read` gives for `sql` when `pattern` takes it on a session with a JVM; None
+    when Spark must run the statement itself (and raise its own error if there is one)."""
+    match = pattern.fullmatch(sql)
+    jsession = getattr(session, "_jsparkSession", None)  # None on Spark Connect
+    jvm = getattr(session, "_jvm", None)
+    if match is None or jsession is None or jvm is None:
+        return None
+    try:
+        return read(session, jvm, jsession, match)
+    except (LeaveToSpark, Py4JError, PySparkException):
+        return None
 
 
 def plain_statement(words: str, rest: str = "") -> re.Pattern[str]:
