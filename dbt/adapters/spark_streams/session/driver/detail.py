@@ -60,9 +60,6 @@ def _read(session: SparkSession, jvm: Any, jsession: Any, match: re.Match[str]) 
     modified = path.getFileSystem(log.newDeltaHadoopConf()).getFileStatus(path)
     created = metadata.createdTime()
     timestamp = java_class(jvm, "java.sql.Timestamp")
-    features = java_class(jvm, "java.util.ArrayList")()
-    for name in sorted(_feature_names(jvm, protocol)):
-        features.add(name)
     detail = java_class(jvm, f"{DELTA}.commands.TableDetail")
     row = detail.toRow(
         detail(
@@ -74,17 +71,25 @@ def _read(session: SparkSession, jvm: Any, jsession: Any, match: re.Match[str]) 
             timestamp(created.get()) if created.isDefined() else None,
             timestamp(modified.getModificationTime()),
             metadata.partitionColumns(),
-            java_class(jvm, CONVERTERS).asScala(java_class(jvm, "java.util.ArrayList")()).toSeq(),
+            _seq(jvm, []),
             counts.numFiles(),
             counts.tableSizeBytes(),
             metadata.configuration(),
             protocol.minReaderVersion(),
             protocol.minWriterVersion(),
-            java_class(jvm, CONVERTERS).asScala(features).toSeq(),
+            _seq(jvm, _feature_names(jvm, protocol)),
         )
     )
     rows = java_class(jvm, "java.util.Collections").singletonList(row)
     return DataFrame(jsession.createDataFrame(rows, detail.schema()), session)
+
+
+def _seq(jvm: Any, strings: list[str]) -> Any:
+    """A Scala Seq of the strings, in their order."""
+    values = java_class(jvm, "java.util.ArrayList")()
+    for value in strings:
+        values.add(value)
+    return java_class(jvm, CONVERTERS).asScala(values).toSeq()
 
 
 def _strings(jvm: Any, values: Any) -> list[str]:

@@ -29,7 +29,8 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt.adapters.spark_streams.session.driver.java import TABLE_IDENTIFIER, java_class
+from dbt.adapters.spark_streams.session.driver.java import java_class
+from dbt.adapters.spark_streams.session.driver.tables import table_identifier
 from dbt.adapters.spark_streams.streams.files.table import (
     BINARY_LISTING,
     LISTING_FOLLOWS,
@@ -105,9 +106,7 @@ class DriverListings:
         table's data is cached is asked of that resolution: asked first (Catalog.isCached),
         it would resolve, and list, the table once more."""
         parts = [unquote(part) for part in re.findall(rf"{_QUOTED}|\w+", name)]
-        some, option = java_class(jvm, "scala.Some"), java_class(jvm, "scala.Option")
-        schema = some(parts[-2]) if len(parts) > 1 else option.empty()
-        identifier = java_class(jvm, TABLE_IDENTIFIER)(parts[-1], schema)
+        identifier = table_identifier(jvm, parts[-1], parts[-2] if len(parts) > 1 else None)
         jsession.sessionState().catalog().invalidateCachedTable(identifier)
         table = jsession.table(name)
         cache = jsession.sharedState().cacheManager()

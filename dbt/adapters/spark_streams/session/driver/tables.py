@@ -67,8 +67,7 @@ def delta_table(jvm: Any, jsession: Any, parts: list[str]) -> Any:
             raise LeaveToSpark
     elif state.catalogManager().currentCatalog().name() != SESSION_CATALOG:
         raise LeaveToSpark
-    schema = java_class(jvm, "scala.Some")(parts[0]) if len(parts) == 2 else scala_none(jvm)
-    identifier = java_class(jvm, TABLE_IDENTIFIER)(parts[-1], schema)
+    identifier = table_identifier(jvm, parts[-1], parts[0] if len(parts) == 2 else None)
     catalog = state.catalog()
     if catalog.isTempView(identifier):
         raise LeaveToSpark  # Spark refuses a view: its error says so
@@ -77,6 +76,12 @@ def delta_table(jvm: Any, jsession: Any, parts: list[str]) -> Any:
     if not provider.isDefined() or provider.get().lower() != "delta":
         raise LeaveToSpark
     return table
+
+
+def table_identifier(jvm: Any, name: str, schema: str | None) -> Any:
+    """Spark's TableIdentifier of `name`, in `schema` or in none."""
+    in_schema = java_class(jvm, "scala.Some")(schema) if schema is not None else scala_none(jvm)
+    return java_class(jvm, TABLE_IDENTIFIER)(name, in_schema)
 
 
 def newest_snapshot(jvm: Any, jsession: Any, table: Any) -> tuple[Any, Any]:
