@@ -228,7 +228,11 @@ def write_page(results: list[Result]) -> None:
 def lane_order(chosen: list[Combination]) -> list[Combination]:
     """The longest first (dbt-spark's tests, the Thrift Server's, then a Connect server's, the
     newer Spark's first: 4.5 against 4.2 minutes), so that the lanes end together."""
-    return sorted(chosen, key=lambda c: (c.peer, c.thrift, c.connect, c.spark), reverse=True)
+
+    def spark_line(c: Combination) -> tuple[int, ...]:
+        return tuple(int(part) for part in c.spark.split("."))
+
+    return sorted(chosen, key=lambda c: (c.peer, c.thrift, c.connect, spark_line(c)), reverse=True)
 
 
 def main() -> int:

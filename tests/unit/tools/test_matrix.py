@@ -39,6 +39,12 @@ def test_ci_runs_every_spark_line_and_every_dbt_line_and_all_but_the_plain_build
     ]  # fmt: skip
 
 
+def test_lanes_order_spark_lines_by_number_not_by_text() -> None:
+    lines = [matrix.Combination(matrix.DBT_LINES[-1], spark) for spark in ("4.1", "4.10", "4.9")]
+    assert not any(c.peer or c.thrift or c.connect for c in lines)
+    assert [c.spark for c in matrix.lane_order(lines)] == ["4.10", "4.9", "4.1"]
+
+
 def test_the_newest_spark_with_the_oldest_dbt_runs_over_a_thrift_server(logs: Path) -> None:
     thrift = [c for c in matrix.combinations() if c.thrift]
     assert [c.name for c in thrift] == ["dbt-1.11+spark-4.2"]
