@@ -4,9 +4,10 @@ and PySpark of the Python that runs this script: one combination of `make matrix
 Each step is a dbt process, so each opens its own session of that Spark with Delta's jars for
 it. The project's data tests assert the outcome after each build: a mirror equals its source,
 an append-only audit holds each order once, an insert-only stream's audit each landed row
-once, a view stream's mirror equals its view, a history's open rows equal the source, and
-`changes()` since the source's first version gives its rows as inserts; a dbt unit test of a
-stream model runs with them.
+once, a view stream's mirror equals its view, a history's open rows equal the source,
+`changes()` since the source's first version gives its rows as inserts, and a feed of change
+events (late, deleted, delivered twice) applied as a current state and as a history of tiers
+holds each key's newest event; a dbt unit test of a stream model runs with them.
 
     1. `dbt seed --empty` (dbt-core 1.12 and later: the seed's table made with no rows,
        checked by the next build's first hook)
@@ -48,16 +49,18 @@ from scripts import thrift_server, with_thrift  # noqa: E402
 
 PROJECT = REPO / "tests" / "compat" / "project"
 DBT = str(Path(sys.executable).with_name("dbt"))
-CRASHED_BUILDS = 4  # of the six stream models, as many as the profile's threads
+CRASHED_BUILDS = 4  # of the eight stream models, as many as the profile's threads
 TESTS = (
     "mirror_equals_source", "audit_has_each_order_once", "events_audit_has_each_event_once",
     "paired_mirror_is_view", "history_current_is_source", "changes_are_source", "seed_loaded",
-    "mirror_passes_a_streams_rows", "latest_has_every_customer",
+    "mirror_passes_a_streams_rows", "latest_has_every_customer", "state_is_newest_event",
 )  # fmt: skip
 
-# Over Connect: a table stream's mirror and an append-only stream's audit, and their tests.
-OVER_CONNECT = ("customers_mirror", "orders_audit", "mirror_equals_source",
-                "audit_has_each_order_once")  # fmt: skip
+# Over Connect: a table stream's mirror, an append-only stream's audit, a change feed's
+# current state and history, and their tests.
+OVER_CONNECT = ("customers_mirror", "orders_audit", "customers_state", "customers_tiers",
+                "mirror_equals_source", "audit_has_each_order_once", "state_is_newest_event")
+CONNECT_TESTS = OVER_CONNECT[4:]
 
 
 class StepFailed(Exception):
@@ -136,7 +139,7 @@ def over_connect(project: Path) -> None:
         env = {"COMPAT_CONNECT_PORT": str(state["port"])}
         output = dbt(project, "build", "--target", "connect", "--vars", "{round: 2}",
                      "--select", *OVER_CONNECT, env=env)  # fmt: skip
-        passed_every_test(output, OVER_CONNECT[2:])
+        passed_every_test(output, CONNECT_TESTS)
     finally:
         thrift_server.stop(home)
 
