@@ -16,14 +16,18 @@ holds each key's newest event; a dbt unit test of a stream model runs with them.
     3. a round of source changes (updates, deletes, inserts, new files) and `dbt build`: the
        recovery and the changes; every test passes (nothing lost, nothing twice)
     4. with --connect: a Spark Connect server of this Spark started on the same warehouse and
-       catalog, and after another round of changes the mirror and the audit built over
-       `method: connect` (`dbt build --target connect`), with their tests
+       catalog (with Delta's default for the checksum's copy of a table's file list, as a
+       user's server), and after another round of changes the mirror, the audit and the
+       change feed's models built over `method: connect` (`dbt build --target connect`), with
+       their tests; the mirror's new checksum file holds no file list (the profile's session
+       leaves it out)
 
 With --thrift (under scripts/with_thrift.py, `make test-thrift-ci`) steps 1 to 3 run over
 dbt-spark's `thrift` method against that Spark Thrift Server instead; then the server is
 SIGKILLed the moment the mirror's MERGE commits (before its reply), started again, and the
 next build passes every test and finds nothing left to commit; show_streams then lists the
-streams, none stale.
+streams, none stale. The server keeps Delta's default for the checksum's copy of a table's
+file list; the checksum files the builds wrote hold none (the profile's session SETs it off).
 
 Usage: scripts/compat_run.py <work dir> [--connect | --thrift]
 """
@@ -58,8 +62,15 @@ TESTS = (
 
 # Over Connect: a table stream's mirror, an append-only stream's audit, a change feed's
 # current state and history, and their tests.
-OVER_CONNECT = ("customers_mirror", "orders_audit", "customers_state", "customers_tiers",
-                "mirror_equals_source", "audit_has_each_order_once", "state_is_newest_event")
+OVER_CONNECT = (
+    "customers_mirror",
+    "orders_audit",
+    "customers_state",
+    "customers_tiers",
+    "mirror_equals_source",
+    "audit_has_each_order_once",
+    "state_is_newest_event",
+)
 CONNECT_TESTS = OVER_CONNECT[4:]
 
 
@@ -130,8 +141,10 @@ def over_connect(project: Path) -> None:
         "warehouse_dir": str(project / dev["warehouse_dir"]),
         "metastore_dir": str(project / dev["metastore_dir"]),
         "shuffle_partitions": dev["shuffle_partitions"],
-        "server_side_parameters": dev["server_side_parameters"],
-    }
+        # with Delta's default for the checksum's file list, as a user's server keeps it
+        "server_side_parameters": {**dev["server_side_parameters"],
+                                   **with_thrift.USERS_SERVER["server_side_parameters"]},
+    }  # fmt: skip
     began = time.monotonic()
     state = thrift_server.start(home, profile, server=thrift_server.CONNECT)
     print(f"  Spark Connect server {version('pyspark')}: {time.monotonic() - began:.0f} s")
@@ -140,6 +153,8 @@ def over_connect(project: Path) -> None:
         output = dbt(project, "build", "--target", "connect", "--vars", "{round: 2}",
                      "--select", *OVER_CONNECT, env=env)  # fmt: skip
         passed_every_test(output, CONNECT_TESTS)
+        without_file_list(project / dev["warehouse_dir"] / "compat.db" / "customers_mirror"
+                          / "_delta_log")  # fmt: skip
     finally:
         thrift_server.stop(home)
 
@@ -150,11 +165,23 @@ def over_thrift(project: Path, home: Path) -> None:
     server = json.loads((home / "thrift" / thrift_server.STATE).read_text())
     env = {"COMPAT_THRIFT_PORT": str(server["port"])}
     crash_and_recover(project, {"target": "thrift", **env}, home / "thrift")
+    without_file_list(home / "warehouse" / "compat.db" / "customers_mirror" / "_delta_log")
     env = server_killed_on_commit(project, home, env)
     listed = dbt(project, "run-operation", "show_streams", "--target", "thrift", env=env)
     for stream in ("customers_mirror__customers", "orders_audit__orders", "events_audit__events"):
         if not re.search(rf"\| {stream} +\|.*\| false +\| [^|]+\| [^|]+\| false +\|", listed):
             raise StepFailed(f"show_streams does not list {stream} as current:\n{listed}")
+
+
+def without_file_list(log: Path) -> None:
+    """The newest checksum file of a table the build committed to holds its counts and no
+    copy of its file list: the server keeps Delta's default, the profile's session does not
+    (credentials.py: outside UTC, Delta would check the copy after every commit)."""
+    newest = max((path for path in log.glob("*.crc") if path.stem.isdigit()),
+                 key=lambda path: int(path.stem))  # fmt: skip
+    checksum = json.loads(newest.read_text())
+    if checksum.get("allFiles") or not checksum.get("numFiles"):  # (an empty table's is [])
+        raise StepFailed(f"{newest} holds a file list, or no counts: {sorted(checksum)}")
 
 
 def server_killed_on_commit(project: Path, home: Path, env: dict[str, str]) -> dict[str, str]:
@@ -169,7 +196,9 @@ def server_killed_on_commit(project: Path, home: Path, env: dict[str, str]) -> d
     if not fired.is_set() or "Traceback" in lost:
         raise StepFailed(f"the server was not killed as the MERGE committed:\n{lost}")
     postgres = json.loads((home / "postgres" / "postgres.json").read_text())
-    restarted = thrift_server.start(home / "thrift", with_thrift.server_profile(home, postgres))
+    restarted = thrift_server.start(
+        home / "thrift", with_thrift.server_profile(home, postgres, server=True)
+    )
     env = {"COMPAT_THRIFT_PORT": str(restarted["port"])}
     passed_every_test(dbt(project, "build", "--target", "thrift", env=env))
     if max(int(path.stem) for path in log.glob("*.json")) != committed + 1:

@@ -17,14 +17,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dbt.adapters.spark_streams.credentials import ALL_FILES_IN_CRC
 from scripts import postgres_metastore, thrift_server
 
 DATABASE = "metastore_thrift"
+# The server keeps Delta's own default for the checksum's copy of a table's file list, as a
+# user's server does; the sessions dbt opens on it leave the copy out (credentials.py).
+USERS_SERVER = {"server_side_parameters": {ALL_FILES_IN_CRC: "true"}}
 
 
-def server_profile(home: Path, postgres: dict) -> dict:
-    """The profile keys the server and the test processes share: warehouse and metastore."""
+def server_profile(home: Path, postgres: dict, server: bool = False) -> dict:
+    """The profile keys the server and the test processes share: warehouse and metastore
+    (and for the `server`, Delta's defaults where a user's server keeps them)."""
     return {
+        **(USERS_SERVER if server else {}),
         "warehouse_dir": str(home / "warehouse"),
         "metastore_url": postgres["url"].rsplit("/", 1)[0] + f"/{DATABASE}",
         "metastore_user": postgres["user"],
@@ -40,7 +46,7 @@ def main() -> int:
     home.chmod(home.stat().st_mode | 0o711)  # PostgreSQL's user reaches its folder
     try:
         postgres = postgres_metastore.start(home / "postgres", databases=(DATABASE,))
-        profile = server_profile(home, postgres)
+        profile = server_profile(home, postgres, server=True)
         postgres_metastore.create_hive_tables(postgres, profile["metastore_url"])
         server = thrift_server.start(home / "thrift", profile)
         print(f"with_thrift: Thrift Server on 127.0.0.1:{server['port']}, PostgreSQL on "

@@ -9,7 +9,7 @@ new server session), and what one build sets is never seen by another's statemen
 """
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -21,6 +21,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import (
+    ALL_FILES_IN_CRC,
     LOCAL_METHODS,
     SparkStreamsCredentials,
     StreamsConnectionMethod,
@@ -70,6 +71,17 @@ def unreachable_server(creds: SparkStreamsCredentials, error: FailedToConnectErr
     )
 
 
+def with_session_defaults(connection: Connection) -> Connection:
+    """The profile's session default (credentials.ALL_FILES_IN_CRC) SET on a new HiveServer2
+    session: a Spark Thrift Server hands its Spark session only the `set:hiveconf:` keys of a
+    session's opening configuration, where dbt-spark puts server_side_parameters as they are."""
+    value = connection.credentials.server_side_parameters[ALL_FILES_IN_CRC]
+    with closing(connection.handle.handle.cursor()) as cursor:  # PyHive's, under dbt-spark's
+        cursor.execute(f"set {ALL_FILES_IN_CRC}={value}")
+    logger.debug(f"Set {ALL_FILES_IN_CRC}={value} on the server's session")
+    return connection
+
+
 class StreamsConnectionWrapper(SessionConnectionWrapper):
     """dbt-spark's session wrapper; closing it also releases a Spark Connect session."""
 
@@ -99,10 +111,12 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
             found_gone = lost_message(f"{creds.host}:{creds.port}")
             if found_gone is not None:
                 raise FailedToConnectError(f"{found_gone} (found earlier in this run)")
+            was_open = connection.state == ConnectionState.OPEN
             try:
-                return super().open(connection)
+                opened = super().open(connection)
             except FailedToConnectError as exc:
                 raise FailedToConnectError(unreachable_server(creds, exc)) from exc
+            return opened if was_open else with_session_defaults(opened)
         if connection.state == ConnectionState.OPEN:
             return connection
         session, release_on_close = isolated_session(creds)

@@ -6,6 +6,7 @@ import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streams.credentials import (
+    ALL_FILES_IN_CRC,
     DEFAULT_DELTA_PACKAGE,
     SparkStreamsCredentials,
     StreamsConnectionMethod,
@@ -30,6 +31,23 @@ def test_session_is_the_default_method_and_needs_no_host() -> None:
 def test_server_side_parameters_are_kept_as_strings() -> None:
     creds = credentials(server_side_parameters={"spark.sql.shuffle.partitions": 8})
     assert creds.server_side_parameters["spark.sql.shuffle.partitions"] == "8"
+
+
+@pytest.mark.parametrize(
+    "server", [{}, {"method": "thrift", "host": "spark", "port": 10000},
+               {"method": "connect", "host": "sc://spark:15002"}],
+)  # fmt: skip
+def test_every_session_of_the_profile_leaves_the_file_list_out_of_delta_checksums(
+    server: dict,
+) -> None:
+    # the setting reaches the embedded session's confs, a Connect session's (connect.py) and,
+    # SET as it opens, a Thrift Server's session (connections.py; the compatibility project
+    # over thrift reads a checksum file its build wrote)
+    assert credentials(**server).server_side_parameters[ALL_FILES_IN_CRC] == "false"
+    kept = credentials(**server, server_side_parameters={ALL_FILES_IN_CRC: True})
+    assert kept.server_side_parameters[ALL_FILES_IN_CRC] == "true"
+    with pytest.raises(DbtRuntimeError, match=f"sets {ALL_FILES_IN_CRC} to 'yes'; use true or"):
+        credentials(**server, server_side_parameters={ALL_FILES_IN_CRC: "yes"})
 
 
 def test_unknown_method_is_rejected() -> None:

@@ -10,14 +10,17 @@ from pathlib import Path
 
 from dbt.adapters.exceptions import FailedToConnectError
 
-from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
+from dbt.adapters.spark_streams.credentials import (
+    ALL_FILES_IN_CRC,
+    DEFAULT_JVM_OPTIONS,
+    SparkStreamsCredentials,
+)
 from dbt.adapters.spark_streams.redaction import jdbc_login
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
 from dbt.adapters.spark_streams.session.stores.object_store import S3A, packages, s3a_confs
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-ALL_FILES_IN_CRC = "spark.databricks.delta.allFilesInCrc.enabled"
 DERBY_CLIENT_DRIVER = "org.apache.derby.jdbc.ClientDriver"
 # The JDBC driver class of each network metastore database (Hive's default is embedded Derby's).
 JDBC_DRIVERS = {
@@ -132,11 +135,7 @@ def session_confs(creds: SparkStreamsCredentials, aids: FastStart | None = None)
         "spark.databricks.delta.properties.defaults.enableChangeDataFeed": str(
             creds.change_data_feed
         ).lower(),
-        # Delta copies a small table's file list into each commit's checksum file, and where
-        # the session's or the JVM's time zone is not UTC it checks that copy by rebuilding
-        # the table's state after every commit: 0.5 s an INSERT, 0.9 s a MERGE (Berlin and
-        # Tokyo against UTC). Open-source Delta never reads the copy to answer a query.
-        ALL_FILES_IN_CRC: "false",
+        ALL_FILES_IN_CRC: "false",  # (credentials.py: the checksum's copy of the file list)
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         **jar_confs(creds, aids),
