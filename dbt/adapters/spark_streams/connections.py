@@ -72,8 +72,8 @@ def unreachable_server(creds: SparkStreamsCredentials, error: FailedToConnectErr
 
 
 def with_session_defaults(connection: Connection) -> Connection:
-    """The profile's session default (credentials.ALL_FILES_IN_CRC) SET on a new HiveServer2
-    session: a Spark Thrift Server hands its Spark session only the `set:hiveconf:` keys of a
+    """The profile's session default (credentials.ALL_FILES_IN_CRC) SET on a new Spark Thrift
+    Server session: the server hands its Spark session only the `set:hiveconf:` keys of a
     session's opening configuration, where dbt-spark puts server_side_parameters as they are."""
     value = connection.credentials.server_side_parameters[ALL_FILES_IN_CRC]
     with closing(connection.handle.handle.cursor()) as cursor:  # PyHive's, under dbt-spark's
@@ -116,7 +116,8 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
                 opened = super().open(connection)
             except FailedToConnectError as exc:
                 raise FailedToConnectError(unreachable_server(creds, exc)) from exc
-            return opened if was_open else with_session_defaults(opened)
+            thrift = creds.method == StreamsConnectionMethod.THRIFT
+            return with_session_defaults(opened) if thrift and not was_open else opened
         if connection.state == ConnectionState.OPEN:
             return connection
         session, release_on_close = isolated_session(creds)

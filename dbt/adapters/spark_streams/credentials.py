@@ -26,8 +26,8 @@ from dbt.adapters.spark_streams.versions import default_delta_package
 # Delta copies a small table's file list into each commit's checksum file and, where the
 # session's or the JVM's time zone is not UTC, checks that copy after every commit by rebuilding
 # the table's state (0.5 s an INSERT, 0.9 s a MERGE). Open-source Delta never reads the copy to
-# answer a query. The adapter's sessions leave it out on every method (the embedded session, a
-# Connect or Thrift server's session of this profile), unless server_side_parameters set it.
+# answer a query. The adapter's sessions leave it out (the embedded session, a Connect or Thrift
+# server's session of this profile: FILE_LIST_LEFT_OUT), unless server_side_parameters set it.
 ALL_FILES_IN_CRC = "spark.databricks.delta.allFilesInCrc.enabled"
 
 # Delta's artifact for the installed PySpark (versions.py). Override with the
@@ -57,6 +57,9 @@ class StreamsConnectionMethod(StrEnum):
 
 
 LOCAL_METHODS = (StreamsConnectionMethod.SESSION, StreamsConnectionMethod.CONNECT)
+# Open-source Spark's sessions (ALL_FILES_IN_CRC); `http` and `odbc` reach Databricks, a
+# runtime of its own, and keep its setting.
+FILE_LIST_LEFT_OUT = (*LOCAL_METHODS, StreamsConnectionMethod.THRIFT)
 _RETRIES = ("connect_timeout", "connect_retries")
 # What `dbt debug` shows of each method's profile: its own keys, none of another method's.
 DEBUG_KEYS = {
@@ -116,12 +119,8 @@ class SparkStreamsCredentials(SparkCredentials):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        crc = self.server_side_parameters.setdefault(ALL_FILES_IN_CRC, "false").strip().lower()
-        if crc not in ("true", "false"):
-            raise DbtRuntimeError(
-                f"server_side_parameters sets {ALL_FILES_IN_CRC} to {crc!r}; use true or false."
-            )
-        self.server_side_parameters[ALL_FILES_IN_CRC] = crc
+        if self.method in FILE_LIST_LEFT_OUT:
+            self._leave_file_list_out()
         if self.method == StreamsConnectionMethod.CONNECT:
             self._require_connect_client()
             if not str(self.host).startswith("sc://"):
@@ -145,6 +144,15 @@ class SparkStreamsCredentials(SparkCredentials):
             raise DbtRuntimeError(
                 f"shuffle_partitions must be a positive integer, got {self.shuffle_partitions}"
             )
+
+    def _leave_file_list_out(self) -> None:
+        """ALL_FILES_IN_CRC off unless server_side_parameters set it (to true or false)."""
+        crc = self.server_side_parameters.setdefault(ALL_FILES_IN_CRC, "false").strip().lower()
+        if crc not in ("true", "false"):
+            raise DbtRuntimeError(
+                f"server_side_parameters sets {ALL_FILES_IN_CRC} to {crc!r}; use true or false."
+            )
+        self.server_side_parameters[ALL_FILES_IN_CRC] = crc
 
     @staticmethod
     def _require_connect_client() -> None:

@@ -50,6 +50,12 @@ def test_every_session_of_the_profile_leaves_the_file_list_out_of_delta_checksum
         credentials(**server, server_side_parameters={ALL_FILES_IN_CRC: "yes"})
 
 
+def test_databricks_methods_keep_their_runtimes_setting() -> None:
+    # `http` reaches a Databricks cluster, a runtime of its own
+    databricks = credentials(method="http", host="adb.example.net", port=443, cluster="c")
+    assert ALL_FILES_IN_CRC not in databricks.server_side_parameters
+
+
 def test_unknown_method_is_rejected() -> None:
     with pytest.raises(Exception, match="sesion"):
         credentials(method="sesion")
