@@ -4,7 +4,7 @@ table's file list.
 Delta 4.4 copies a small table's file list into each commit's checksum file and, where the
 session's or the JVM's time zone is not UTC, checks the copy after every commit by rebuilding
 the table's state (0.5 s an INSERT, 0.9 s a MERGE measured in Berlin and Tokyo). The embedded
-session turns the copy off (embedded_confs.ALL_FILES_IN_CRC); the checksum's counts stay.
+session turns the copy off (credentials.ALL_FILES_IN_CRC); the checksum's counts stay.
 """
 
 import json
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from dbt.adapters.spark_streams.session.embedded_confs import ALL_FILES_IN_CRC
+from dbt.adapters.spark_streams.credentials import ALL_FILES_IN_CRC
 
 TABLE = "commit_checksum.orders"
 ZONE = "spark.sql.session.timeZone"

@@ -10,11 +10,7 @@ from pathlib import Path
 
 from dbt.adapters.exceptions import FailedToConnectError
 
-from dbt.adapters.spark_streams.credentials import (
-    ALL_FILES_IN_CRC,
-    DEFAULT_JVM_OPTIONS,
-    SparkStreamsCredentials,
-)
+from dbt.adapters.spark_streams.credentials import DEFAULT_JVM_OPTIONS, SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import jdbc_login
 from dbt.adapters.spark_streams.session.jvm.fast_start import FastStart
 from dbt.adapters.spark_streams.session.stores.object_store import S3A, packages, s3a_confs
@@ -135,7 +131,6 @@ def session_confs(creds: SparkStreamsCredentials, aids: FastStart | None = None)
         "spark.databricks.delta.properties.defaults.enableChangeDataFeed": str(
             creds.change_data_feed
         ).lower(),
-        ALL_FILES_IN_CRC: "false",  # (credentials.py: the checksum's copy of the file list)
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         **jar_confs(creds, aids),
