@@ -277,6 +277,29 @@ def test_the_server_wants_its_token_and_tls_its_ca(spark_cluster: dict) -> None:
         session.stop()
 
 
+def test_the_sessions_confs_and_one_the_server_refuses(spark_cluster: dict) -> None:
+    """server_side_parameters are set on the server's session as it opens; a static conf,
+    which no session can set, fails the connection with a sentence naming it."""
+    token = spark_cluster["token"]
+    ssp = {"spark.sql.shuffle.partitions": "7"}
+    session = new_connect_session(
+        connect_credentials(spark_cluster, token=token, server_side_parameters=ssp)
+    )
+    try:
+        assert session.conf.get("spark.sql.shuffle.partitions") == "7"
+        assert session.conf.get("spark.sql.ansi.enabled") == "false"  # dbt-spark's
+    finally:
+        session.stop()
+    static = {"spark.sql.warehouse.dir": "/elsewhere"}
+    said = refusal(connect_credentials(spark_cluster, token=token, server_side_parameters=static))
+    assert said.startswith(
+        f"The Spark Connect server at {spark_cluster['host']} refused server_side_parameters' "
+        "spark.sql.warehouse.dir for the session ("
+    ), said
+    assert "CANNOT_MODIFY_STATIC_CONFIG" in said and "--conf or spark-defaults.conf" in said
+    assert token not in said
+
+
 SECRETS_MODEL = "select * from shop_raw.no_such_table_here"
 
 

@@ -9,7 +9,7 @@ new server session), and what one build sets is never seen by another's statemen
 """
 
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -21,7 +21,6 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import SparkSession
 
 from dbt.adapters.spark_streams.credentials import (
-    ALL_FILES_IN_CRC,
     LOCAL_METHODS,
     SparkStreamsCredentials,
     StreamsConnectionMethod,
@@ -34,6 +33,7 @@ from dbt.adapters.spark_streams.session.lost_servers import (
     lost_message,
     thrift_error,
 )
+from dbt.adapters.spark_streams.session.thrift_session import with_session_parameters
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
 
@@ -71,17 +71,6 @@ def unreachable_server(creds: SparkStreamsCredentials, error: FailedToConnectErr
     )
 
 
-def with_session_defaults(connection: Connection) -> Connection:
-    """The profile's session default (credentials.ALL_FILES_IN_CRC) SET on a new Spark Thrift
-    Server session: the server hands its Spark session only the `set:hiveconf:` keys of a
-    session's opening configuration, where dbt-spark puts server_side_parameters as they are."""
-    value = connection.credentials.server_side_parameters[ALL_FILES_IN_CRC]
-    with closing(connection.handle.handle.cursor()) as cursor:  # PyHive's, under dbt-spark's
-        cursor.execute(f"set {ALL_FILES_IN_CRC}={value}")
-    logger.debug(f"Set {ALL_FILES_IN_CRC}={value} on the server's session")
-    return connection
-
-
 class StreamsConnectionWrapper(SessionConnectionWrapper):
     """dbt-spark's session wrapper; closing it also releases a Spark Connect session."""
 
@@ -117,7 +106,7 @@ class SparkStreamsConnectionManager(SparkConnectionManager):
             except FailedToConnectError as exc:
                 raise FailedToConnectError(unreachable_server(creds, exc)) from exc
             thrift = creds.method == StreamsConnectionMethod.THRIFT
-            return with_session_defaults(opened) if thrift and not was_open else opened
+            return with_session_parameters(opened) if thrift and not was_open else opened
         if connection.state == ConnectionState.OPEN:
             return connection
         session, release_on_close = isolated_session(creds)

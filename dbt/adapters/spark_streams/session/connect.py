@@ -23,6 +23,7 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import masked, scrubbed
 from dbt.adapters.spark_streams.session.lost_servers import lost_message, note_lost
+from dbt.adapters.spark_streams.session.thrift_session import refusal
 from dbt.adapters.spark_streams.versions import accepted_keywords
 
 # Spark's client warns once it has given up retrying a lost server; the adapter's error for it
@@ -73,9 +74,17 @@ def new_connect_session(creds: SparkStreamsCredentials) -> SparkSession:
         # The first calls to the server (dbt-spark always sets spark.sql.ansi.enabled): a
         # token it refuses fails here, at the connection, not at a model's first statement.
         for key, value in creds.server_side_parameters.items():
-            session.conf.set(key, value)
+            try:
+                session.conf.set(key, value)
+            except Exception as exc:
+                refused = _conf_refused(creds, key, exc)
+                if refused is None:
+                    raise
+                raise refused from None
     except Exception as exc:
         session.client.close()
+        if isinstance(exc, FailedToConnectError):
+            raise
         raise connection_failure(creds, exc) from None
     return cast(SparkSession, session)  # the same API, for dbt-spark's cursor
 
@@ -150,6 +159,18 @@ def retry_policy(creds: SparkStreamsCredentials) -> DefaultPolicy:
         "max_server_retry_delay": timeout_ms,  # PySpark 4.1 and later
     }
     return DefaultPolicy(**accepted_keywords(DefaultPolicy.__init__, options))
+
+
+def _conf_refused(
+    creds: SparkStreamsCredentials, key: str, exc: Exception
+) -> FailedToConnectError | None:
+    """A conf the server refuses for a session (Spark's CANNOT_MODIFY_STATIC_CONFIG,
+    CANNOT_MODIFY_CONFIG) said in a sentence naming it; None for another error."""
+    said = scrubbed(" ".join(str(exc).split()), creds.secrets())
+    if "CANNOT_MODIFY_" not in said:
+        return None
+    address = str(masked(str(creds.host)))
+    return FailedToConnectError(refusal("Spark Connect server", address, key, said))
 
 
 def connection_failure(creds: SparkStreamsCredentials, exc: Any) -> FailedToConnectError:
