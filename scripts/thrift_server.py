@@ -80,6 +80,12 @@ def server_confs(home: Path, port: int, profile: dict | None = None) -> dict[str
         "spark.hadoop.hive.server2.thrift.port": str(port),
         "spark.hadoop.hive.server2.thrift.bind.host": "127.0.0.1",
         "spark.hadoop.hive.server2.transport.mode": "binary",
+        # A folder per client session, as Hive's default: each session's close deletes its
+        # folder, and the embedded session's one shared folder (which it never closes) was then
+        # deleted under other sessions opening at once ("Couldn't create directory").
+        "spark.hadoop.hive.downloaded.resources.dir": str(
+            home / "hive_resources" / "${hive.session.id}_resources"
+        ),
     }
 
 
