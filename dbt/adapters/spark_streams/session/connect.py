@@ -166,7 +166,8 @@ def _conf_refused(
 ) -> FailedToConnectError | None:
     """A conf the server refuses for a session (Spark's CANNOT_MODIFY_STATIC_CONFIG,
     CANNOT_MODIFY_CONFIG) said in a sentence naming it; None for another error."""
-    said = scrubbed(" ".join(str(exc).split()), creds.secrets())
+    message = str(exc).split("JVM stacktrace:")[0]  # (the server's stack, when it sends it)
+    said = scrubbed(" ".join(message.split()), creds.secrets())
     if "CANNOT_MODIFY_" not in said:
         return None
     address = str(masked(str(creds.host)))
