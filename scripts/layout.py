@@ -57,8 +57,10 @@ def entry(folder: Path, compact: bool) -> str:
 
 
 def layout_markdown(compact: bool = False) -> str:
-    """The section's generated part: the adapter's packages, the engine's layers top first."""
-    folders = [ADAPTER / "session", ADAPTER / "session" / "driver", ADAPTER / "session" / "jvm"]
+    """The section's generated part: the adapter's packages, the engine's layers top first
+    (`compact`, the README's: not every package of session/)."""
+    session = ["driver", "jvm"] if compact else ["driver", "jvm", "servers", "stores"]
+    folders = [ADAPTER / "session", *(ADAPTER / "session" / name for name in session)]
     folders.append(ADAPTER / "streams")
     folders += [ADAPTER / "streams" / name for name in engine_layers()]
     return "\n".join(entry(folder, compact) for folder in folders)

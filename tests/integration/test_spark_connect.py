@@ -30,8 +30,8 @@ import yaml
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.session.connect import new_connect_session
-from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
+from dbt.adapters.spark_streams.session.servers.connect import new_connect_session
+from dbt.adapters.spark_streams.session.servers.lost_servers import forget_lost_servers
 from dbt.adapters.spark_streams.streams.builds.faults import CRASH_ENV
 from scripts import cluster
 from tests.conftest import INTERPRETED
@@ -171,7 +171,7 @@ def server_killed_mid_build(spark_cluster: dict, shop: Path, token: dict[str, st
     took = time.monotonic() - killed
     assert build.returncode != 0, output
     # The statements in flight retry for about the bound; then every node left fails at once
-    # (session/lost_servers.py). Generous against a loaded machine: without the bound the
+    # (session/servers/lost_servers.py). Generous against a loaded machine: without the bound the
     # client retried for ten minutes, and each node waited a bound of its own.
     assert took < BOUND_SECONDS * 3, (took, output)
     assert "stopped answering" in output or "No Spark Connect server answered" in output

@@ -27,13 +27,13 @@ from dbt.adapters.spark_streams.credentials import (
 )
 from dbt.adapters.spark_streams.session.bindings import spark_literal
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
-from dbt.adapters.spark_streams.session.lost_servers import (
+from dbt.adapters.spark_streams.session.servers.lost_servers import (
     HIVESERVER2_METHODS,
     chain,
     lost_message,
     thrift_error,
 )
-from dbt.adapters.spark_streams.session.thrift_session import with_session_parameters
+from dbt.adapters.spark_streams.session.servers.thrift_session import with_session_parameters
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 
 
@@ -45,7 +45,7 @@ def isolated_session(creds: SparkStreamsCredentials) -> tuple[SparkSession, bool
     on the server, released when the connection closes.
     """
     if creds.method == StreamsConnectionMethod.CONNECT:
-        from dbt.adapters.spark_streams.session.connect import new_connect_session
+        from dbt.adapters.spark_streams.session.servers.connect import new_connect_session
 
         return new_connect_session(creds), True
     from dbt.adapters.spark_streams.session.embedded import start_embedded_session

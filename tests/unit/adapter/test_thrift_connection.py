@@ -40,7 +40,7 @@ class TTransportException(Exception):
 
 
 def test_a_lost_thrift_server_is_one_sentence_found_once_per_run():
-    from dbt.adapters.spark_streams.session.lost_servers import (
+    from dbt.adapters.spark_streams.session.servers.lost_servers import (
         forget_lost_servers,
         thrift_server_lost,
     )
@@ -64,7 +64,7 @@ def test_a_lost_thrift_server_is_one_sentence_found_once_per_run():
 
 
 def test_a_variant_result_over_thrift_is_one_sentence_naming_the_method():
-    from dbt.adapters.spark_streams.session.lost_servers import thrift_refusal
+    from dbt.adapters.spark_streams.session.servers.lost_servers import thrift_refusal
 
     # PyHive raises the server's response as the error's text
     error = RuntimeError(

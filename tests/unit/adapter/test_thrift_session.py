@@ -1,8 +1,8 @@
-"""What a `thrift` session SETs as it opens (session/thrift_session.py)."""
+"""What a `thrift` session SETs as it opens (session/servers/thrift_session.py)."""
 
 from dbt.adapters.spark_streams.credentials import ALL_FILES_IN_CRC, SparkStreamsCredentials
-from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
-from dbt.adapters.spark_streams.session.thrift_session import (
+from dbt.adapters.spark_streams.session.servers.lost_servers import forget_lost_servers
+from dbt.adapters.spark_streams.session.servers.thrift_session import (
     _refused,
     server_message,
     session_sets,

@@ -14,7 +14,7 @@ import pytest
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.session.connect import (
+from dbt.adapters.spark_streams.session.servers.connect import (
     ProfileChannelBuilder,
     connection_failure,
     new_connect_session,

@@ -38,7 +38,7 @@ def thrift_manager(monkeypatch: pytest.MonkeyPatch) -> SparkStreamsConnectionMan
     from dbt.adapters.spark.connections import SparkConnectionManager
 
     from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-    from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
+    from dbt.adapters.spark_streams.session.servers.lost_servers import forget_lost_servers
 
     def fetching_from_a_gone_server(*args: object, **kwargs: object) -> None:
         raise TTransportException("TSocket read 0 bytes")

@@ -13,10 +13,10 @@ from pyspark.errors import PySparkException
 from pyspark.errors.exceptions.connect import SparkConnectGrpcException
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.session.connect import new_connect_session
 from dbt.adapters.spark_streams.session.cursor import BoundCursor
 from dbt.adapters.spark_streams.session.errors import spark_error_message
-from dbt.adapters.spark_streams.session.lost_servers import (
+from dbt.adapters.spark_streams.session.servers.connect import new_connect_session
+from dbt.adapters.spark_streams.session.servers.lost_servers import (
     forget_lost_servers,
     lost_message,
     server_unavailable,

@@ -20,7 +20,7 @@ from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.spark_streams.methods.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.session.cursor import BoundConnection
-from dbt.adapters.spark_streams.session.lost_servers import thrift_error
+from dbt.adapters.spark_streams.session.servers.lost_servers import thrift_error
 from dbt.adapters.spark_streams.session.statement_confs import session_confs
 from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.build import (

@@ -13,7 +13,7 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.spark_streams.session.lost_servers import forget_lost_servers
+from dbt.adapters.spark_streams.session.servers.lost_servers import forget_lost_servers
 from dbt.adapters.spark_streams.session.stores import lease
 from dbt.adapters.spark_streams.streams.builds.config import (
     check_contract_columns,

@@ -23,7 +23,7 @@ from dbt.adapters.spark_streams.session.driver.detail import detail_frame
 from dbt.adapters.spark_streams.session.driver.file_listing import DriverListings
 from dbt.adapters.spark_streams.session.driver.history import history_frame
 from dbt.adapters.spark_streams.session.errors import readable_spark_errors
-from dbt.adapters.spark_streams.session.lost_servers import (
+from dbt.adapters.spark_streams.session.servers.lost_servers import (
     lost_message,
     note_lost,
     server_unavailable,
@@ -80,7 +80,7 @@ class BoundCursor(Cursor):
     @contextmanager
     def _spark_errors(self) -> Iterator[None]:
         """Spark's errors as dbt errors; a Spark Connect server found gone is noted, so the
-        rest of the invocation fails at once (session/lost_servers.py)."""
+        rest of the invocation fails at once (session/servers/lost_servers.py)."""
         try:
             with readable_spark_errors():
                 yield

@@ -25,7 +25,10 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
 from dbt.adapters.spark_streams.session.advice import without_harmful_advice
-from dbt.adapters.spark_streams.session.lost_servers import server_unavailable, unavailable_message
+from dbt.adapters.spark_streams.session.servers.lost_servers import (
+    server_unavailable,
+    unavailable_message,
+)
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable
 from dbt.adapters.spark_streams.versions import line_limit
 

@@ -22,8 +22,8 @@ from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import masked, scrubbed
-from dbt.adapters.spark_streams.session.lost_servers import lost_message, note_lost
-from dbt.adapters.spark_streams.session.thrift_session import refusal
+from dbt.adapters.spark_streams.session.servers.lost_servers import lost_message, note_lost
+from dbt.adapters.spark_streams.session.servers.thrift_session import refusal
 from dbt.adapters.spark_streams.versions import accepted_keywords
 
 # Spark's client warns once it has given up retrying a lost server; the adapter's error for it

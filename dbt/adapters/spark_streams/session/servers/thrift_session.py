@@ -4,7 +4,7 @@ dbt-spark hands server_side_parameters to the server in the session's opening co
 as they are. The Spark Thrift Server passes on to its Spark session only the keys written
 `set:hiveconf:<key>`: a plain key (dbt-spark's own `spark.sql.ansi.enabled`, the adapter's
 ALL_FILES_IN_CRC, a user's `spark.sql.shuffle.partitions`) had no effect. So each plain key is
-SET on the session as it opens, as a Spark Connect session sets them (session/connect.py), and
+SET on the session as it opens, as a Spark Connect session sets them (connect.py), and
 a key the server refuses fails the connection with a sentence naming it.
 
 A secret's value is not SET: the server writes each statement it runs to its log. Such a key
@@ -22,7 +22,7 @@ from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
 from dbt.adapters.spark_streams.redaction import is_secret_conf, scrubbed
-from dbt.adapters.spark_streams.session.lost_servers import thrift_server_lost
+from dbt.adapters.spark_streams.session.servers.lost_servers import thrift_server_lost
 
 logger = AdapterLogger("SparkStreams")
 
