@@ -70,7 +70,7 @@ def test_parameters_reach_the_session_and_a_secret_stays_out(tmp_path: Path) -> 
         "spark.sql.ansi.enabled": "false",  # dbt-spark's, for every method
         ALL_FILES_IN_CRC: "false",
     }
-    assert "spark.hadoop.fs.s3a.secret.key is a secret and is not SET" in run.stdout
+    assert "spark.hadoop.fs.s3a.secret.key holds a secret and is not SET" in run.stdout
     logs = "".join(path.read_text() for path in (project / "logs").glob("*.log"))
     assert SECRET not in run.stdout and SECRET not in logs
 

@@ -21,6 +21,7 @@ def test_plain_keys_are_set_in_order_and_secrets_and_server_prefixes_left_out() 
         server_side_parameters={
             "spark.sql.shuffle.partitions": 7,
             "spark.hadoop.fs.s3a.secret.key": "hidden-value",
+            "spark.hadoop.javax.jdo.option.ConnectionURL": "jdbc:postgresql://u:pw-1234@db/m",
             "set:hiveconf:spark.sql.session.timeZone": "UTC",
             "use:database": "other",
         }
@@ -31,7 +32,10 @@ def test_plain_keys_are_set_in_order_and_secrets_and_server_prefixes_left_out() 
         ("spark.sql.ansi.enabled", "false"),  # dbt-spark's
         (ALL_FILES_IN_CRC, "false"),  # the adapter's default
     ]
-    assert secrets == ["spark.hadoop.fs.s3a.secret.key"]
+    assert secrets == [
+        "spark.hadoop.fs.s3a.secret.key",
+        "spark.hadoop.javax.jdo.option.ConnectionURL",  # its value holds a password
+    ]
 
 
 def test_set_statement_quotes_a_key_with_other_characters() -> None:

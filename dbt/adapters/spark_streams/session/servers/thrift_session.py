@@ -7,7 +7,8 @@ ALL_FILES_IN_CRC, a user's `spark.sql.shuffle.partitions`) had no effect. So eac
 SET on the session as it opens, as a Spark Connect session sets them (connect.py), and
 a key the server refuses fails the connection with a sentence naming it.
 
-A secret's value is not SET: the server writes each statement it runs to its log. Such a key
+A secret is not SET (a key whose value is one, or a value holding a URL's password or a
+token): the server writes each statement it runs to its log. Such a key
 goes to the server's own configuration; the adapter says so once per key and process.
 """
 
@@ -21,7 +22,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.redaction import is_secret_conf, scrubbed
+from dbt.adapters.spark_streams.redaction import is_secret_conf, scrubbed, secrets_in
 from dbt.adapters.spark_streams.session.servers.lost_servers import thrift_server_lost
 
 logger = AdapterLogger("SparkStreams")
@@ -45,7 +46,7 @@ def session_sets(parameters: Mapping[str, object]) -> tuple[list[tuple[str, str]
         name = str(key).strip()
         if name.lower().startswith(SERVER_PREFIXES):
             continue
-        if is_secret_conf(name):
+        if is_secret_conf(name) or secrets_in(str(value)):  # (a URL's password, a token)
             secrets.append(name)
             continue
         sets.append((name, str(value).strip()))
@@ -109,7 +110,7 @@ def _say_secrets_left_out(secrets: list[str]) -> None:
         _WARNED.update(new)
     for key in new:
         logger.warning(
-            f"server_side_parameters' {key} is a secret and is not SET on the Spark Thrift "
+            f"server_side_parameters' {key} holds a secret and is not SET on the Spark Thrift "
             "Server's session (the server writes each statement to its log): give it to the "
             "server as it starts (--conf or spark-defaults.conf)."
         )
