@@ -116,6 +116,26 @@ def run(command: list[str], log: IO[str], **kwargs: Any) -> bool:
     return done.returncode == 0
 
 
+# A combination's virtualenv that another setup.cfg or constraints replaced is removed once it
+# is this old (a clone of an older commit may still be running in it).
+STALE_AFTER = datetime.timedelta(days=1)
+
+
+def stale_environments(venv: Path, now: float) -> list[Path]:
+    """The virtualenvs of `venv`'s combination under other names (an older setup.cfg or
+    constraints) made STALE_AFTER or longer before `now`. And after each run uv's cache is
+    pruned (main): on one machine it grew to 67 GiB over a week of runs until the disk was
+    full, and one fresh CI run left 8.6 GiB for prune to free."""
+    name = venv.name.rsplit("-", 1)[0]
+    return sorted(
+        old
+        for old in venv.parent.glob(f"{name}-*")
+        if old != venv
+        and old.name.rsplit("-", 1)[0] == name
+        and now - old.stat().st_mtime >= STALE_AFTER.total_seconds()
+    )
+
+
 def environment(combination: Combination, log: IO[str]) -> Path | None:
     """The combination's virtualenv with this clone installed; None if it cannot be made."""
     key = hashlib.sha256()
@@ -136,6 +156,8 @@ def environment(combination: Combination, log: IO[str]) -> Path | None:
                 and run([*uv, *constraints, "-e", project], log)):  # fmt: skip
             return None
         (venv / "ready").touch()
+        for stale in stale_environments(venv, time.time()):
+            shutil.rmtree(stale, ignore_errors=True)
     elif not run([*uv, "--no-deps", "--reinstall-package", "dbt-spark-streams",
                   "-e", str(REPO)], log):  # fmt: skip
         return None
@@ -248,6 +270,8 @@ def main() -> int:
     longest_first = lane_order(chosen)
     with ThreadPoolExecutor(args.lanes) as lanes:
         done = dict(zip(longest_first, lanes.map(check, longest_first), strict=True))
+    # what no virtualenv uses, once no lane installs any more (stale_environments; seconds)
+    subprocess.run([find_uv_bin(), "cache", "prune", "--quiet"], check=False)
     results = [done[combination] for combination in chosen]
     print(table(results))
     for result in results:

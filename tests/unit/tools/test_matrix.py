@@ -1,5 +1,6 @@
 """The compatibility matrix's plan and report (scripts/matrix.py), without building anything."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,18 @@ def test_the_page_gets_the_table_between_its_markers(
     assert text.startswith("before\n<!-- matrix: begin -->\n| combination |")
     assert "old table" not in text and "| passed | 2.3 |" in text
     assert text.endswith("<!-- matrix: end -->\nafter\n")
+
+
+def test_a_combinations_replaced_virtualenvs_go_once_a_day_old(tmp_path: Path) -> None:
+    now, day = 1_800_000_000.0, matrix.STALE_AFTER.total_seconds()
+    made = {
+        "dbt-1.11+spark-4.0-aaaa": now - 2 * day,  # replaced two days ago: goes
+        "dbt-1.11+spark-4.0-bbbb": now - day / 2,  # replaced today (a clone may use it): stays
+        "dbt-1.11+spark-4.0-cccc": now,  # the new one
+        "dbt-1.11+spark-4.1-dddd": now - 9 * day,  # another combination's: stays
+    }
+    for name, when in made.items():
+        (tmp_path / name).mkdir()
+        os.utime(tmp_path / name, (when, when))
+    stale = matrix.stale_environments(tmp_path / "dbt-1.11+spark-4.0-cccc", now)
+    assert stale == [tmp_path / "dbt-1.11+spark-4.0-aaaa"]
