@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.spark_streams.credentials import ALL_FILES_IN_CRC
-from tests.conftest import THRIFT_ENV
+from tests.conftest import THRIFT_ENV, thrift_target
 from tests.integration.dbt_process import run_dbt_process
 
 pytestmark = pytest.mark.skipif(
@@ -36,17 +36,11 @@ KEYS = ["spark.sql.shuffle.partitions", "spark.sql.ansi.enabled", ALL_FILES_IN_C
 
 def project_with(tmp_path: Path, parameters: dict[str, str]) -> Path:
     """A project of one macro whose profile reaches the shared server with `parameters`."""
-    server = json.loads(
-        (Path(os.environ[THRIFT_ENV]) / "thrift" / "thrift-server.json").read_text()
-    )
     (tmp_path / "macros").mkdir()
     (tmp_path / "macros" / "show_confs.sql").write_text(MACRO)
     (tmp_path / "dbt_project.yml").write_text(PROJECT)
-    output = {
-        "type": "spark_streams", "method": "thrift", "host": "127.0.0.1",
-        "port": server["port"], "schema": "confs", "threads": 1,
-        "server_side_parameters": parameters,
-    }  # fmt: skip
+    output = thrift_target(Path(os.environ[THRIFT_ENV]))
+    output |= {"schema": "confs", "server_side_parameters": parameters}
     profile = {"confs": {"target": "dev", "outputs": {"dev": output}}}
     (tmp_path / "profiles.yml").write_text(json.dumps(profile))
     return tmp_path

@@ -69,23 +69,17 @@ def new_connect_session(creds: SparkStreamsCredentials) -> SparkSession:
         raise
     except Exception as exc:
         raise connection_failure(creds, exc) from None
+    key = None  # the conf being set, once the server is called
     try:
         session.client.set_retry_policies([retry_policy(creds)])
         # The first calls to the server (dbt-spark always sets spark.sql.ansi.enabled): a
         # token it refuses fails here, at the connection, not at a model's first statement.
         for key, value in creds.server_side_parameters.items():
-            try:
-                session.conf.set(key, value)
-            except Exception as exc:
-                refused = _conf_refused(creds, key, exc)
-                if refused is None:
-                    raise
-                raise refused from None
+            session.conf.set(key, value)
     except Exception as exc:
         session.client.close()
-        if isinstance(exc, FailedToConnectError):
-            raise
-        raise connection_failure(creds, exc) from None
+        refused = _conf_refused(creds, key, exc) if key is not None else None
+        raise refused or connection_failure(creds, exc) from None
     return cast(SparkSession, session)  # the same API, for dbt-spark's cursor
 
 
