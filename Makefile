@@ -201,14 +201,14 @@ VERSION_SETS ?= dbt-1.11+spark-4.0 dbt-1.11+spark-4.1 dbt-1.12+spark-4.2
 VERSION_TESTS ?= tests/unit $(F)/test_seed_examples.py $(F)/test_changes.py \
     $(F)/test_view_streams.py $(F)/test_file_streams.py $(F)/test_history.py::TestHistory \
     $(F)/test_column_types.py $(F)/test_schema_change.py $(F)/test_threads.py
-test-versions:
+test-versions: | $(BIN)/uv
 	@for set in $(VERSION_SETS); do \
 	    venv=build/versions/$$set; dbt=$${set%%+*}; spark=$${set##*+}; \
 	    constraints="-c constraints/$$dbt.txt -c constraints/$$spark.txt"; \
 	    echo "== $$set: $$(cat constraints/$$dbt.txt constraints/$$spark.txt | grep -v '^#' | tr '\n' ' ')"; \
 	    test -x $$venv/bin/python || $(PYTHON) -m venv $$venv || exit 1; \
-	    $$venv/bin/pip install --quiet --upgrade pip && \
-	    $$venv/bin/pip install --quiet $$constraints -e '.[dev,connect,thrift]' && \
+	    $(BIN)/uv pip install --quiet --python $$venv/bin/python $$constraints \
+	        -e '.[dev,connect,thrift]' && \
 	    $$venv/bin/python scripts/warm_start.py && \
 	    $$venv/bin/pytest $(XDIST) --durations=5 $(VERSION_TESTS) || exit 1; \
 	done

@@ -134,10 +134,15 @@ def rounds(cdc: CdcBench, n: int, d: int, reps: range) -> tuple[dict[str, list[f
     return timed, wrong
 
 
+def build_ratio(timed: dict[str, list[float]]) -> float:
+    """The build's median against the floor's."""
+    return statistics.median(timed["built"]) / statistics.median(timed["floor"])
+
+
 def verdict(n: int, d: int, timed: dict[str, list[float]]) -> str:
     """Met when both the ratio of the medians and the median of each round's own ratio (its
     build against the floor of the same minute) are within the target."""
-    ratio = statistics.median(timed["built"]) / statistics.median(timed["floor"])
+    ratio = build_ratio(timed)
     paired = statistics.median(timed["paired"])
     by_order = ", ".join(
         f"{first} {statistics.median(timed[first]):.2f}"
@@ -181,7 +186,7 @@ def main() -> None:
             timed, wrong = rounds(cdc, n, d, range(rep, rep + options.reps + 1))
             rep += options.reps + 1
             med = {name: statistics.median(seconds) for name, seconds in timed.items()}
-            ratio = med["built"] / med["floor"]
+            ratio = build_ratio(timed)
             against = med["history"] / (med["floor"] + med["snapshot"])
             lines.append(
                 f"| {n:,} | {d:,} | {med['floor']:.2f} | {med['built']:.2f} ({wrong}) | "

@@ -42,6 +42,7 @@ from uv import find_uv_bin
 
 from dbt.adapters.spark_streams.session.jvm.cds import CDS_ENV
 from dbt.adapters.spark_streams.session.jvm.jar_cache import cache_root
+from dbt.adapters.spark_streams.versions import SparkVersion
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "build" / "matrix"
@@ -250,11 +251,8 @@ def write_page(results: list[Result]) -> None:
 def lane_order(chosen: list[Combination]) -> list[Combination]:
     """The longest first (dbt-spark's tests, the Thrift Server's, then a Connect server's, the
     newer Spark's first: 4.5 against 4.2 minutes), so that the lanes end together."""
-
-    def spark_line(c: Combination) -> tuple[int, ...]:
-        return tuple(int(part) for part in c.spark.split("."))
-
-    return sorted(chosen, key=lambda c: (c.peer, c.thrift, c.connect, spark_line(c)), reverse=True)
+    return sorted(chosen, key=lambda c: (c.peer, c.thrift, c.connect, SparkVersion.parse(c.spark)),
+                  reverse=True)  # fmt: skip
 
 
 def main() -> int:

@@ -26,12 +26,15 @@ USER_INFO = re.compile(r"(?P<head>//[^/@:;?&\s'\"]+:)(?P<value>[^/@\s'\"]+)(?P<t
 USER_KEYS = ("user", "username")
 PASSWORD_KEYS = ("password", "passwd", "pwd")
 SHORTEST_SECRET = 4  # a shorter "secret" would mask unrelated text
-# Spark confs whose value is a secret: the metastore's password, S3A's secret key and session
-# token (also per bucket: fs.s3a.bucket.<name>.secret.key), the ABFS and GCS account keys.
+# Spark confs whose value is a secret: any key Spark's own spark.redaction.regex redacts
+# (`(?i)secret|password|token|access[.]?key`) but S3A's access key, which names the key and is
+# not one (the metastore's password, S3A's secret key and session token, also per bucket,
+# ABFS's OAuth client secret and SAS token, a keystore's password), and the keys that hold a
+# key: the ABFS and GCS account keys, S3A's encryption key (SSE-C).
 SECRET_CONF = re.compile(
-    r"(?:javax\.jdo\.option\.ConnectionPassword"
-    r"|fs\.s3a\.(?:bucket\.[^.]+\.)?(?:secret\.key|session\.token)"
-    r"|fs\.azure\.account\.key\.|fs\.gs\.auth\.service\.account\.private\.key)"
+    r"(?i)secret|password|token"
+    r"|fs\.azure\.account\.key\.|fs\.gs\.auth\.service\.account\.private\.key"
+    r"|fs\.s3a\.(?:bucket\.[^.]+\.)?(?:encryption|server-side-encryption)\.key"
 )
 
 

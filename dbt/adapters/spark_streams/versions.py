@@ -44,7 +44,7 @@ LINE_LIMITS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class SparkVersion:
     """A Spark version as `major.minor.patch` (a suffix such as `.dev0` or `rc1` ignored)."""
 

@@ -1,5 +1,9 @@
 """What a `thrift` session SETs as it opens (session/servers/thrift_session.py)."""
 
+import pytest
+from dbt.adapters.contracts.connection import Connection, ConnectionState
+from dbt.adapters.exceptions import FailedToConnectError
+
 from dbt.adapters.spark_streams.credentials import ALL_FILES_IN_CRC, SparkStreamsCredentials
 from dbt.adapters.spark_streams.session.servers.lost_servers import forget_lost_servers
 from dbt.adapters.spark_streams.session.servers.thrift_session import (
@@ -7,6 +11,7 @@ from dbt.adapters.spark_streams.session.servers.thrift_session import (
     server_message,
     session_sets,
     set_statement,
+    with_session_parameters,
 )
 
 
@@ -86,3 +91,33 @@ def test_a_server_lost_as_the_session_opens_is_said_as_lost() -> None:
         "The Spark Thrift Server at spark.example:10000 stopped answering "
         "(TTransportException: EOF)"
     )
+
+
+def test_a_refused_session_is_closed_at_once_and_the_connection_marked_failed() -> None:
+    ran: list[str] = []
+
+    class Cursor:  # PyHive's, refusing the user's key as the server does
+        def execute(self, sql: str) -> None:
+            ran.append(sql)
+            if "shuffle" in sql:
+                raise RuntimeError("errorMessage='[CANNOT_MODIFY_STATIC_CONFIG] No.')")
+
+        def close(self) -> None:
+            ran.append("cursor closed")
+
+    class Wrapper:  # dbt-spark's PyhiveConnectionWrapper around PyHive's connection
+        class handle:
+            @staticmethod
+            def cursor() -> Cursor:
+                return Cursor()
+
+        def close(self) -> None:
+            ran.append("session closed")
+
+    creds = thrift(server_side_parameters={"spark.sql.shuffle.partitions": 7})
+    connection = Connection(type="spark_streams", name="m", credentials=creds)
+    connection.handle, connection.state = Wrapper(), ConnectionState.OPEN
+    with pytest.raises(FailedToConnectError, match=r"refused server_side_parameters' spark\.sql"):
+        with_session_parameters(connection)
+    assert ran == ["set spark.sql.shuffle.partitions=7", "cursor closed", "session closed"]
+    assert connection.state == ConnectionState.FAIL and connection.handle is None

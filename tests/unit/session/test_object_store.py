@@ -117,3 +117,20 @@ def test_a_lease_is_taken_over_only_when_its_holder_is_gone_or_old() -> None:
     said = lease._sentence("orders_mirror", {"host": "h", "pid": 7, "since": now})
     assert said.startswith("orders_mirror is being built by another process (process 7 on h")
     assert lease.lease_path("s3a://lake/w/", "a.b") == "s3a://lake/w/_stream_leases/a.b.json"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "spark.hadoop.fs.azure.account.oauth2.client.secret",
+        "spark.hadoop.fs.azure.account.oauth2.client.secret.lake.dfs.core.windows.net",
+        "spark.hadoop.fs.azure.sas.fixed.token",
+        "spark.ssl.keyStorePassword",
+        "spark.hadoop.fs.s3a.encryption.key",
+        "spark.hadoop.fs.s3a.bucket.lake.server-side-encryption.key",
+        "spark.hadoop.fs.azure.account.key.lake.dfs.core.windows.net",
+    ],
+)
+def test_the_keys_spark_redacts_are_secrets_but_s3as_access_key(key: str) -> None:
+    public, secret = split_secrets({key: "v", "spark.hadoop.fs.s3a.access.key": "AKIA"})
+    assert list(secret) == [key] and list(public) == ["spark.hadoop.fs.s3a.access.key"]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from contextlib import closing
 from threading import Lock
 
-from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.exceptions import FailedToConnectError
 
@@ -66,14 +66,30 @@ def with_session_parameters(connection: Connection) -> Connection:
     sets, secrets = session_sets(creds.server_side_parameters)
     _say_secrets_left_out(secrets)
     address = f"{creds.host}:{creds.port}"
+    refused = None
     with closing(connection.handle.handle.cursor()) as cursor:
         for key, value in sets:
             try:
                 cursor.execute(set_statement(key, value))
             except Exception as exc:
-                raise FailedToConnectError(_refused(creds, address, key, exc)) from None
+                refused = _refused(creds, address, key, exc)
+                break
             logger.debug(f"Set {key} on the server's session")
+    if refused is not None:
+        _close_failed(connection)
+        raise FailedToConnectError(refused)
     return connection
+
+
+def _close_failed(connection: Connection) -> None:
+    """The refused session closed on the server at once (not left open until dbt closes its
+    connections), and the connection marked failed, as dbt marks one that did not open."""
+    try:
+        connection.handle.close()
+    except Exception as exc:  # a lost server: nothing left to close there
+        logger.debug(f"Closing the refused session: {exc}")
+    connection.handle = None
+    connection.state = ConnectionState.FAIL
 
 
 def _refused(creds: SparkStreamsCredentials, address: str, key: str, exc: Exception) -> str:
