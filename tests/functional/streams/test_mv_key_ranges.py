@@ -67,6 +67,8 @@ class TestRecomputeThroughKeyRanges(DeltaProject):
             _, log = run_dbt_and_capture(["--debug", "run", "-s", "extremes"])
         assert "OK, refreshed incrementally: 2 groups changed" in log
         assert "where (`_mv_c0` between 3 and 3 or `_mv_c0` between 5 and 5)" in log
+        # two change rows, under broadcast_change_rows: the flagged groups are broadcast
+        assert "_mv_r as (SELECT /*+ BROADCAST(f) */ _mv_c0 AS `customer`" in log, log
         got = sql(
             f"select customer, orders, lowest, highest from {schema}.extremes "
             "where customer in (3, 5, 48) order by customer",

@@ -15,6 +15,7 @@ from dbt.adapters.spark_streams.streams.offsets.registry import Registry
 from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
 from dbt.adapters.spark_streams.streams.sql.run import Row
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest
+from dbt.adapters.spark_streams.streams.views.definition import read_view_definition
 from tests.unit.frozen_clock import freeze_staleness_clock
 from tests.unit.kinds.test_view import (
     CONSUMER,
@@ -110,6 +111,29 @@ def test_the_records_a_first_build_writes() -> None:
         )
         assert record.source_id == f"id-{table}"
     assert the_build.change_rows is None  # the tables' changes join in full: no bound
+
+
+class CountedShop(Shop):
+    """The shop whose every commit wrote five rows (WRITE's numOutputRows)."""
+
+    def __call__(self, sql: str) -> list[Row]:
+        rows = super().__call__(sql)
+        if sql.startswith("describe history"):
+            return [{**row, "operationMetrics": {"numOutputRows": "5"}} for row in rows]
+        return rows
+
+
+def test_a_view_of_one_table_is_bounded_by_that_tables_change_rows() -> None:
+    """Each row of the table's change is at most one of the view's (a view stream refuses
+    generator functions), so its bound stands; two tables join each other's rows in full."""
+    one = "select o.id from orders o where o.id > 0"
+    fingerprint = read_view_definition(CountedShop(one), "shop", "paired", NAME).fingerprint
+    single = build()
+    resolve(CountedShop(one, stored=offsets(1, fingerprint)), single)
+    assert single.change_rows == 10  # versions 2 and 3, five rows each
+    paired = build()
+    resolve(CountedShop(stored=offsets(1)), paired)
+    assert paired.change_rows is None
 
 
 def test_a_later_build_keeps_the_streams_creation_time() -> None:

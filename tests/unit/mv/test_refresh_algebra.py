@@ -225,3 +225,18 @@ def test_a_global_aggregate_keeps_its_row_when_the_input_empties() -> None:
     refresh_matches_recompute(
         query, initial, [[("delete", 0, None)], [("insert", 0, (2, None, 4, 2.0))]]
     )
+
+
+def test_a_small_changes_groups_are_broadcast_to_the_recompute_and_nothing_else_differs() -> None:
+    """Spark knows nothing of how many groups a change touches and would shuffle the whole
+    input to join them; a change known small hints their broadcast, the user's hints kept."""
+    query = "select /*+ REPARTITION(2) */ s.g as k0, min(s.x) as a0 from src s group by s.g"
+    shape = query_shape(query)
+    assert isinstance(shape, Shape)
+    names = ["k0", "a0", *(name for name, _ in hidden_columns(shape))]
+    plain = changed_groups_sql(shape, "changes", "target", names, input_sql(shape))
+    hinted = changed_groups_sql(shape, "changes", "target", names, input_sql(shape), True)
+    assert "BROADCAST" not in plain
+    assert hinted.count("/*+ REPARTITION(2), BROADCAST(f) */") == 1
+    assert hinted.replace(", BROADCAST(f)", "") == plain
+    sqlglot.parse_one(hinted, read="spark")

@@ -11,6 +11,7 @@ from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.methods.stream_methods import STREAM_MARKER, logger
+from dbt.adapters.spark_streams.streams.builds.build import broadcasts
 from dbt.adapters.spark_streams.streams.builds.config import consumer_config
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.view_path import offer_rebuild
@@ -142,7 +143,9 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
             raise StreamError(f"Model {plan.model}: its input's stream was not read.")
         if node.build.recompute_ranges:  # only the rows of the change's group keys
             rows = f"select * from ({rows}) where {node.build.recompute_ranges}"
-        return plan.refresh_sql(changes, str(target), list(names), rows)
+        config = node.build.config
+        small = config is not None and broadcasts(config, node.build)  # so are its groups
+        return plan.refresh_sql(changes, str(target), list(names), rows, small)
 
     def _joined_sql(
         self, node: Any, plan: MaterializedViewPlan, target: BaseRelation | None, names: list[str]

@@ -217,7 +217,7 @@ def plan(
         drop_existing=existing_is_delta is False,
         has_changes=not rebuild and (build is None or build.has_write),
         write_strategy=_write_strategy(consumer, build),
-        broadcast_changes=_broadcasts(consumer, build),
+        broadcast_changes=broadcasts(consumer, build),
         rebuild_offer=offer,
     )
 
@@ -246,8 +246,10 @@ def _taken_offer(
     return offer if sql.count(offer.stream_sql) == 1 else None
 
 
-def _broadcasts(consumer: ConsumerConfig, build: StreamBuild | None) -> bool:
-    """Whether the history bounds the change set under the model's broadcast_change_rows."""
+def broadcasts(consumer: ConsumerConfig, build: StreamBuild | None) -> bool:
+    """Whether the history bounds the change set under the model's broadcast_change_rows (a
+    view stream's too where the view reads its one table once: view streams refuse generator
+    functions, so each of the table's change rows is at most one of the view's)."""
     if build is None or not build.reads or build.change_rows is None:
         return False
     return 0 < build.change_rows <= consumer.broadcast_change_rows

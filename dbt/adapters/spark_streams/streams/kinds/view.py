@@ -189,7 +189,8 @@ def _table_intervals(
         before = None if creating else registered(registry, build, sub.name)
         entry = CatalogEntry(run, schema, identifier)
         _, source = resolve_with_source(run, registry, build, sub, DELTA_TABLE, entry)
-        build.change_rows = None  # a base table's changes join the other tables in full
+        if len(view.tables) > 1:  # a base table's changes join the other tables in full
+            build.change_rows = None
         pin = build.pins[source.name]
         offset = _offset(run, request, source, pin, before, creating)
         intervals[table] = TableInterval(source, offset, pin)

@@ -163,12 +163,15 @@ class MaterializedViewPlan:
         """The target's rows: the query over the input's rows (the stream's first rows)."""
         return first_build_sql(self._shape(), rows, names)
 
-    def refresh_sql(self, changes: str, target: str, names: list[str], rows: str) -> str:
-        """The MERGE bringing the changed groups up to date."""
+    def refresh_sql(
+        self, changes: str, target: str, names: list[str], rows: str, broadcast: bool = False
+    ) -> str:
+        """The MERGE bringing the changed groups up to date (`broadcast`: the change is known
+        small, so are the groups it touches)."""
         shape = self._shape()
         if kept_from_change(shape):
             return kept_merge_sql(shape, changes, target, list(names))
-        rows = changed_groups_sql(shape, changes, target, names, rows)
+        rows = changed_groups_sql(shape, changes, target, names, rows, broadcast)
         return merge_sql(shape, target, names, rows)
 
     def joined_first_sql(self, pinned: Relations, names: list[str]) -> str:

@@ -77,11 +77,12 @@ def first_build_sql(shape: Shape, rows: str, names: list[str]) -> str:
 
 
 def changed_groups_sql(
-    shape: Shape, changes: str, target: str, names: list[str], rows: str
+    shape: Shape, changes: str, target: str, names: list[str], rows: str, broadcast: bool = False
 ) -> str:
     """One row per group the change touches, as the target's columns `names` (the query's,
     then the kept state's) and `_mv_keep`. `changes`: the input's signed change rows;
-    `rows`: the input's rows at the build's pins, from which flagged groups are recomputed."""
+    `rows`: the input's rows at the build's pins, from which flagged groups are recomputed;
+    `broadcast`: the change is known small (broadcast_groups)."""
     hidden = [name for name, _ in hidden_columns(shape)]
     outputs = names[: len(shape.outputs)]
     columns = [quote(n) for n in outputs] + hidden
@@ -89,7 +90,7 @@ def changed_groups_sql(
     return (
         f"with _mv_j as ({joined}), "
         f"_mv_f as (select {_key_list(shape)} from _mv_j where _mv_flag), "
-        f"_mv_r as ({_recompute_sql(shape, rows, outputs)}) "
+        f"_mv_r as ({_recompute_sql(shape, rows, outputs, broadcast)}) "
         f"select {', '.join(columns)}, {KEEP} from _mv_j where not _mv_flag "
         f"union all {recomputed_rows(shape, outputs, '_mv_f', '_mv_r')}"
     )
@@ -292,14 +293,26 @@ def _updated_hidden(name: str, o: str | None = "o", d: str = "d") -> str:
     return f"case when {nn} = 0 then null else {total} end"
 
 
-def _recompute_sql(shape: Shape, rows: str, outputs: list[str]) -> str:
+def _recompute_sql(shape: Shape, rows: str, outputs: list[str], broadcast: bool) -> str:
     """The query over the input's rows, restricted to the groups flagged for recompute
     (`_mv_f`, one row per group: joined, it repeats no row), its columns named as the
     target's, with the kept state. A join, not EXISTS: Delta refuses a MERGE whose source has
     a subquery reading the target ("Table does not support reads")."""
     match = " and ".join(f"f.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
     select = named_query(shape, outputs).join("_mv_f f", on=match, copy=False, dialect=DIALECT)
-    return _over(select, rows)
+    return _over(broadcast_groups(select, "f") if broadcast else select, rows)
+
+
+def broadcast_groups(select: exp.Select, alias: str) -> exp.Select:
+    """`select` hinting Spark to broadcast its join's side `alias`, the groups a change
+    touches. Spark knows nothing of their number (they come from the change feed) and would
+    shuffle the whole input to join them: at 20,000,000 rows that shuffle was most of a
+    recompute of a dozen groups. Hinted only where the change's rows, which bound the groups,
+    are known to be under the model's broadcast_change_rows (streams/delta/change_size.py)."""
+    hint = select.args.get("hint") or exp.Hint(expressions=[])
+    hint.append("expressions", exp.JoinHint(this="BROADCAST", expressions=[exp.to_table(alias)]))
+    select.set("hint", hint)
+    return select
 
 
 def named_query(shape: Shape, names: list[str]) -> exp.Select:
