@@ -65,6 +65,9 @@ def test_object_store_secrets_stay_off_the_command_line_and_out_of_errors() -> N
     }
     assert "spark.hadoop.fs.s3a.access.key" in public
     assert {"s3-secret-value", "tok-value"} <= set(creds.secrets())
+    # a switch whose name says token holds no secret: errors keep their true and false
+    switch = {"spark.hadoop.fs.azure.enable.delegation.token": "true"}
+    assert "true" not in credentials(server_side_parameters={**S3, **switch}).secrets()
 
 
 def test_a_postgres_metastore_gets_its_driver_and_no_schema_check(project: Path) -> None:
