@@ -61,7 +61,6 @@ LOCAL_METHODS = (StreamsConnectionMethod.SESSION, StreamsConnectionMethod.CONNEC
 # runtime of its own, and keep its setting.
 FILE_LIST_LEFT_OUT = (*LOCAL_METHODS, StreamsConnectionMethod.THRIFT)
 _RETRIES = ("connect_timeout", "connect_retries")
-SWITCHES = ("true", "false")  # values that are never secrets
 # What `dbt debug` shows of each method's profile: its own keys, none of another method's.
 DEBUG_KEYS = {
     StreamsConnectionMethod.SESSION: (
@@ -190,9 +189,7 @@ class SparkStreamsCredentials(SparkCredentials):
             *secrets_in(self.metastore_url),
             *(str(v) for k, v in self.server_side_parameters.items() if is_secret_conf(k)),
         ]
-        # a switch whose name says token (ABFS's fs.azure.enable.delegation.token) is no
-        # secret, and masking its value would mask every true or false in an error
-        return [secret for secret in found if secret and secret.lower() not in SWITCHES]
+        return [secret for secret in found if secret]
 
     def connection_info(self, *, with_aliases: bool = False) -> Iterable[tuple[str, Any]]:
         """What `dbt debug` prints (and dbt's log keeps): the connection keys, with every secret

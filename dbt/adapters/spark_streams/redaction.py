@@ -26,6 +26,9 @@ USER_INFO = re.compile(r"(?P<head>//[^/@:;?&\s'\"]+:)(?P<value>[^/@\s'\"]+)(?P<t
 USER_KEYS = ("user", "username")
 PASSWORD_KEYS = ("password", "passwd", "pwd")
 SHORTEST_SECRET = 4  # a shorter "secret" would mask unrelated text
+# Values that are never secrets, whatever their key's name says (ABFS's switch
+# fs.azure.enable.delegation.token): masking them would mask every true or false in a text.
+SWITCHES = ("true", "false")
 # Spark confs whose value is a secret: any key Spark's own spark.redaction.regex redacts
 # (`(?i)secret|password|token|access[.]?key`) but S3A's access key, which names the key and is
 # not one (the metastore's password, S3A's secret key and session token, also per bucket,
@@ -64,7 +67,8 @@ def secrets_in(value: str | None) -> list[str]:
 def scrubbed(text: str, secrets: Iterable[str | None]) -> str:
     """`text` (an error, a log line) with every secret in it replaced by MASK, and any URL in it
     masked: the secrets are the profile's, wherever they sit in the text."""
-    for secret in sorted({s for s in secrets if s and len(s) >= SHORTEST_SECRET}, key=len)[::-1]:
+    kept = {s for s in secrets if s and len(s) >= SHORTEST_SECRET and s.lower() not in SWITCHES}
+    for secret in sorted(kept, key=len)[::-1]:
         text = text.replace(secret, MASK)
     return masked(text) or ""
 

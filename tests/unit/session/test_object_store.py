@@ -11,6 +11,7 @@ import pytest
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
+from dbt.adapters.spark_streams.redaction import scrubbed
 from dbt.adapters.spark_streams.session import embedded_confs
 from dbt.adapters.spark_streams.session.embedded_confs import session_confs
 from dbt.adapters.spark_streams.session.secret_confs import split_secrets
@@ -67,7 +68,8 @@ def test_object_store_secrets_stay_off_the_command_line_and_out_of_errors() -> N
     assert {"s3-secret-value", "tok-value"} <= set(creds.secrets())
     # a switch whose name says token holds no secret: errors keep their true and false
     switch = {"spark.hadoop.fs.azure.enable.delegation.token": "true"}
-    assert "true" not in credentials(server_side_parameters={**S3, **switch}).secrets()
+    secrets = credentials(server_side_parameters={**S3, **switch}).secrets()
+    assert scrubbed("enabled: true; key s3-secret-value", secrets) == "enabled: true; key *****"
 
 
 def test_a_postgres_metastore_gets_its_driver_and_no_schema_check(project: Path) -> None:

@@ -189,11 +189,11 @@ def _table_intervals(
         before = None if creating else registered(registry, build, sub.name)
         entry = CatalogEntry(run, schema, identifier)
         _, source = resolve_with_source(run, registry, build, sub, DELTA_TABLE, entry)
-        if len(view.tables) > 1:  # a base table's changes join the other tables in full
-            build.change_rows = None
         pin = build.pins[source.name]
         offset = _offset(run, request, source, pin, before, creating)
         intervals[table] = TableInterval(source, offset, pin)
+    if len(view.tables) > 1:  # a base table's changes join the other tables in full
+        build.change_rows = None
     return intervals
 
 
