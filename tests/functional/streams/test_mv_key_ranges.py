@@ -69,6 +69,8 @@ class TestRecomputeThroughKeyRanges(DeltaProject):
         assert "where (`_mv_c0` between 3 and 3 or `_mv_c0` between 5 and 5)" in log
         # two change rows, under broadcast_change_rows: the flagged groups are broadcast
         assert "_mv_r as (SELECT /*+ BROADCAST(f) */ _mv_c0 AS `customer`" in log, log
+        # and their recomputed rows to the changed groups' (the change's state read twice)
+        assert "select /*+ BROADCAST(r) */ j.`customer`" in log, log
         got = sql(
             f"select customer, orders, lowest, highest from {schema}.extremes "
             "where customer in (3, 5, 48) order by customer",

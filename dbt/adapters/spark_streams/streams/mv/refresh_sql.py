@@ -83,17 +83,37 @@ def changed_groups_sql(
     then the kept state's) and `_mv_keep`. `changes`: the input's signed change rows;
     `rows`: the input's rows at the build's pins, from which flagged groups are recomputed;
     `broadcast`: the change is known small (broadcast_groups)."""
-    hidden = [name for name, _ in hidden_columns(shape)]
     outputs = names[: len(shape.outputs)]
-    columns = [quote(n) for n in outputs] + hidden
     joined = _joined(shape, changes, target, outputs)
     return (
         f"with _mv_j as ({joined}), "
         f"_mv_f as (select {_key_list(shape)} from _mv_j where _mv_flag), "
         f"_mv_r as ({_recompute_sql(shape, rows, outputs, broadcast)}) "
-        f"select {', '.join(columns)}, {KEEP} from _mv_j where not _mv_flag "
-        f"union all {recomputed_rows(shape, outputs, '_mv_f', '_mv_r')}"
+        f"{_chosen_rows(shape, outputs, broadcast)}"
     )
+
+
+def _chosen_rows(shape: Shape, outputs: list[str], broadcast: bool) -> str:
+    """Each changed group's row of `_mv_j`, or where it is flagged its recomputed row of
+    `_mv_r` (none: the group is gone). One join, so the change's state is named twice (here
+    and in `_mv_f`) where a union of the unflagged rows and the recomputed ones named it three
+    times: Spark inlines a WITH clause at each name, and each copy read and grouped the change
+    again. `broadcast`: the recomputed groups, at most the change's rows, are broadcast."""
+    hidden = [name for name, _ in hidden_columns(shape)]
+    items = [
+        f"j.{quote(n)}" if o.key is not None else _chosen(quote(n))
+        for o, n in zip(shape.outputs, outputs, strict=True)
+    ]
+    items += [_chosen(name) for name in hidden]
+    items.append(f"case when j._mv_flag then r.{ROWS} is not null else j.{KEEP} end as {KEEP}")
+    keys_out = _keys_out(shape, outputs)
+    on = "".join(f" and j.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out))
+    hint = "/*+ BROADCAST(r) */ " if broadcast else ""
+    return f"select {hint}{', '.join(items)} from _mv_j j left join _mv_r r on j._mv_flag{on}"
+
+
+def _chosen(column: str) -> str:
+    return f"case when j._mv_flag then r.{column} else j.{column} end as {column}"
 
 
 def kept_from_change(shape: Shape) -> bool:
