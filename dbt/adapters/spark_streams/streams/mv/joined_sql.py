@@ -21,7 +21,8 @@ key is of the first FROM table and every join is inner or LEFT (so that table's 
 NULL-extended), a group's rows come from exactly that table's rows with its keys: that table is
 read semi-joined with the groups before the joins (`_restricted_alias`), so the joins start
 from the touched groups' rows instead of the whole table (a mart of customers LEFT JOIN orders
-joins the few customers the change touched, not all of them).
+joins the few customers the change touched, not all of them), and the query's rows are then
+the touched groups' without a join with them (Spark computes the groups again at each name).
 """
 
 from collections.abc import Mapping, Sequence
@@ -52,13 +53,15 @@ def changed_groups_sql(
     groups = _touched_groups(shape, pinned, changes, columns)
     outputs = names[: len(shape.outputs)]
     match = " and ".join(f"g.{key(i)} <=> ({k})" for i, k in enumerate(shape.keys)) or "true"
-    select = named_query(shape, outputs).join("_mv_g g", on=match, copy=False, dialect=DIALECT)
+    select = named_query(shape, outputs)
     read = dict(pinned)
     alias = _restricted_alias(shape, columns)
-    if alias is not None:
+    if alias is not None:  # (its rows are the touched groups': no join with them after)
         read[alias] = (
             f"select {alias}.* from ({pinned[alias]}) as {alias} left semi join _mv_g g on {match}"
         )
+    else:
+        select = select.join("_mv_g g", on=match, copy=False, dialect=DIALECT)
     recomputed = _with_tables(select.sql(DIALECT), read)
     return (
         f"with _mv_g as ({groups}), _mv_r as ({recomputed}) "
