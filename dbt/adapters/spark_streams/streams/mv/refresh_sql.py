@@ -107,9 +107,9 @@ def _chosen_rows(shape: Shape, outputs: list[str], broadcast: bool) -> str:
     items += [_chosen(name) for name in hidden]
     items.append(f"case when j._mv_flag then r.{ROWS} is not null else j.{KEEP} end as {KEEP}")
     keys_out = _keys_out(shape, outputs)
-    on = "".join(f" and j.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out))
+    on = " and ".join(["j._mv_flag", *_same_group(keys_out, "r", "j")])
     hint = "/*+ BROADCAST(r) */ " if broadcast else ""
-    return f"select {hint}{', '.join(items)} from _mv_j j left join _mv_r r on j._mv_flag{on}"
+    return f"select {hint}{', '.join(items)} from _mv_j j left join _mv_r r on {on}"
 
 
 def _chosen(column: str) -> str:
@@ -142,7 +142,7 @@ def kept_merge(shape: Shape, changes: str, names: list[str]) -> KeptMerge:
     (none for a new group) and the deltas `s`."""
     outputs = names[: len(shape.outputs)]
     keys_out = _keys_out(shape, outputs)
-    on = " and ".join(f"t.{quote(k)} <=> s.{key(i)}" for i, k in enumerate(keys_out)) or "true"
+    on = " and ".join(_same_group(keys_out, "t", "s")) or "true"
     hidden = [name for name, _ in hidden_columns(shape)]
     updates = [
         (quote(n), _updated(shape, i, outputs, "t", "s"))
@@ -206,6 +206,12 @@ def _keys_out(shape: Shape, outputs: list[str]) -> list[str]:
     return [outputs[shape.key_output(i)] for i in range(len(shape.keys))]
 
 
+def _same_group(keys_out: list[str], named: str, keyed: str) -> list[str]:
+    """A row of `named` (the group keys under the target's names `keys_out`) and a row of
+    `keyed` (the keys as `_mv_k<i>`) of one group: NULL keys equal."""
+    return [f"{named}.{quote(k)} <=> {keyed}.{key(i)}" for i, k in enumerate(keys_out)]
+
+
 def _key_list(shape: Shape, prefix: str = "") -> str:
     return ", ".join(f"{prefix}{key(i)}" for i in range(len(shape.keys))) or "1 as _mv_one"
 
@@ -244,7 +250,7 @@ def _joined(shape: Shape, changes: str, target: str, outputs: list[str]) -> str:
     plus the deltas, d; o is NULL for a new group), whether to keep it, and whether it is
     recomputed instead (`_mv_flag`)."""
     keys_out = _keys_out(shape, outputs)
-    on = " and ".join(f"o.{quote(k)} <=> d.{key(i)}" for i, k in enumerate(keys_out)) or "true"
+    on = " and ".join(_same_group(keys_out, "o", "d")) or "true"
     flags = ["true"] if shape.recompute_groups else _extremum_flags(shape, outputs) or ["false"]
     flag = " or ".join(f"coalesce({f}, false)" for f in flags)
     rows = f"coalesce(o.{ROWS}, 0) + d._d_rows"
@@ -361,7 +367,7 @@ def recomputed_rows(shape: Shape, outputs: list[str], groups: str, recomputed: s
     ]
     items += [f"r.{name}" for name in hidden] + [f"r.{ROWS} is not null as {KEEP}"]
     keys_out = _keys_out(shape, outputs)
-    on = " and ".join(f"g.{key(i)} <=> r.{quote(k)}" for i, k in enumerate(keys_out)) or "true"
+    on = " and ".join(_same_group(keys_out, "r", "g")) or "true"
     return f"select {', '.join(items)} from {groups} g left join {recomputed} r on {on}"
 
 
