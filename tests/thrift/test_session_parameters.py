@@ -2,7 +2,7 @@
 each plain key is SET as the session opens (the server passes on only `set:hiveconf:` keys of
 the opening configuration), dbt-spark's `spark.sql.ansi.enabled` among them; a key the server
 refuses fails the run with a sentence naming it; a secret is left out with a warning and its
-value is printed nowhere."""
+value is printed nowhere, and a class's name under a secret-looking key is SET."""
 
 import json
 import os
@@ -31,6 +31,9 @@ MACRO = """{% macro show_confs(keys) %}
 {% endmacro %}
 """
 SECRET = "not-a-real-secret-4711"
+# A setting under a secret-looking name: SET, since its value is a class's name
+PROVIDER = "spark.hadoop.fs.azure.sas.token.provider.type"
+PROVIDER_CLASS = "org.apache.hadoop.fs.azurebfs.sas.FixedSASTokenProvider"
 KEYS = ["spark.sql.shuffle.partitions", "spark.sql.ansi.enabled", ALL_FILES_IN_CRC]
 
 
@@ -53,17 +56,23 @@ def shown(stdout: str) -> dict[str, str]:
 def test_parameters_reach_the_session_and_a_secret_stays_out(tmp_path: Path) -> None:
     project = project_with(
         tmp_path,
-        {"spark.sql.shuffle.partitions": "7", "spark.hadoop.fs.s3a.secret.key": SECRET},
+        {
+            "spark.sql.shuffle.partitions": "7",
+            "spark.hadoop.fs.s3a.secret.key": SECRET,
+            PROVIDER: PROVIDER_CLASS,
+        },
     )
     run = run_dbt_process(
-        project, "run-operation", "show_confs", "--args", json.dumps({"keys": KEYS})
+        project, "run-operation", "show_confs", "--args", json.dumps({"keys": [*KEYS, PROVIDER]})
     )
     assert run.returncode == 0, run.stdout
     assert shown(run.stdout) == {
         "spark.sql.shuffle.partitions": "7",
         "spark.sql.ansi.enabled": "false",  # dbt-spark's, for every method
         ALL_FILES_IN_CRC: "false",
+        PROVIDER: "*********(redacted)",  # Spark's SET hides it; an unset key: <undefined>
     }
+    assert f"{PROVIDER} holds" not in run.stdout
     assert "spark.hadoop.fs.s3a.secret.key holds a secret and is not SET" in run.stdout
     logs = "".join(path.read_text() for path in (project / "logs").glob("*.log"))
     assert SECRET not in run.stdout and SECRET not in logs

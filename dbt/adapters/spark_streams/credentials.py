@@ -16,7 +16,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streams.redaction import (
     MASK,
-    is_secret_conf,
+    holds_secret,
     jdbc_login,
     masked,
     secrets_in,
@@ -187,7 +187,7 @@ class SparkStreamsCredentials(SparkCredentials):
             self.metastore_password,
             *secrets_in(str(self.host)),
             *secrets_in(self.metastore_url),
-            *(str(v) for k, v in self.server_side_parameters.items() if is_secret_conf(k)),
+            *(str(v) for k, v in self.server_side_parameters.items() if holds_secret(k, v)),
         ]
         return [secret for secret in found if secret]
 

@@ -29,6 +29,9 @@ SHORTEST_SECRET = 4  # a shorter "secret" would mask unrelated text
 # Values that are never secrets, whatever their key's name says (ABFS's switch
 # fs.azure.enable.delegation.token): masking them would mask every true or false in a text.
 SWITCHES = ("true", "false")
+# A Java class's whole name (fs.azure.sas.token.provider.type's
+# org.apache.hadoop.fs.azurebfs.sas.FixedSASTokenProvider): a setting, not a secret.
+JAVA_CLASS = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+\.[A-Z][A-Za-z0-9_$]*$")
 # Spark confs whose value is a secret: any key Spark's own spark.redaction.regex redacts
 # (`(?i)secret|password|token|access[.]?key`) but S3A's access key, which names the key and is
 # not one (the metastore's password, S3A's secret key and session token, also per bucket,
@@ -44,6 +47,15 @@ SECRET_CONF = re.compile(
 def is_secret_conf(key: str) -> bool:
     """Whether a Spark conf's value is a secret (never on a command line, never printed)."""
     return bool(SECRET_CONF.search(key))
+
+
+def holds_secret(key: str, value: object) -> bool:
+    """Whether a Spark conf of `key` set to `value` holds a secret: a secret conf's value that
+    is not plainly a setting (a switch, a class's name) under a secret-looking name."""
+    if not is_secret_conf(key):
+        return False
+    text = str(value).strip()
+    return not (text.lower() in SWITCHES or JAVA_CLASS.match(text))
 
 
 def masked(value: str | None) -> str | None:

@@ -6,6 +6,7 @@ import pytest
 from dbt.adapters.spark_streams.redaction import (
     MASK,
     JdbcLogin,
+    holds_secret,
     jdbc_login,
     masked,
     scrubbed,
@@ -70,3 +71,27 @@ def test_an_error_loses_every_secret_it_quotes() -> None:
 )  # fmt: skip
 def test_a_metastore_url_gives_up_its_login(url: str, login: JdbcLogin) -> None:
     assert jdbc_login(url) == login
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "secret"),
+    [
+        ("spark.hadoop.fs.s3a.secret.key", "hidden-value", True),
+        ("spark.hadoop.fs.azure.sas.fixed.token", "sv=2024&sig=abc", True),
+        ("spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net", "c2VjcmV0", True),
+        ("spark.hadoop.metastore.password", "Org.Apache.Secret", True),  # not a class's name
+        ("spark.hadoop.metastore.password", "12345678", True),
+        ("spark.hadoop.fs.azure.enable.delegation.token", "True", False),
+        (
+            "spark.hadoop.fs.azure.sas.token.provider.type",
+            "org.apache.hadoop.fs.azurebfs.sas.FixedSASTokenProvider",
+            False,
+        ),
+        ("spark.hadoop.fs.s3a.delegation.token.binding", "org.example.auth.Binding$Inner", False),
+        ("spark.sql.shuffle.partitions", "7", False),
+    ],
+)
+def test_a_setting_under_a_secret_looking_key_is_not_a_secret(
+    key: str, value: str, secret: bool
+) -> None:
+    assert holds_secret(key, value) is secret

@@ -21,11 +21,14 @@ def thrift(**more: object) -> SparkStreamsCredentials:
     )
 
 
-def test_plain_keys_are_set_in_order_and_secrets_and_server_prefixes_left_out() -> None:
+def test_plain_keys_and_settings_are_set_in_order_and_secrets_and_server_prefixes_left_out() -> (
+    None
+):
     creds = thrift(
         server_side_parameters={
             "spark.sql.shuffle.partitions": 7,
             "spark.hadoop.fs.s3a.secret.key": "hidden-value",
+            "spark.hadoop.fs.azure.sas.token.provider.type": "org.apache.hadoop.fs.Provider",
             "spark.hadoop.javax.jdo.option.ConnectionURL": "jdbc:postgresql://u:pw-1234@db/m",
             "set:hiveconf:spark.sql.session.timeZone": "UTC",
             "use:database": "other",
@@ -34,6 +37,7 @@ def test_plain_keys_are_set_in_order_and_secrets_and_server_prefixes_left_out() 
     sets, secrets = session_sets(creds.server_side_parameters)
     assert sets == [
         ("spark.sql.shuffle.partitions", "7"),
+        ("spark.hadoop.fs.azure.sas.token.provider.type", "org.apache.hadoop.fs.Provider"),
         ("spark.sql.ansi.enabled", "false"),  # dbt-spark's
         (ALL_FILES_IN_CRC, "false"),  # the adapter's default
     ]

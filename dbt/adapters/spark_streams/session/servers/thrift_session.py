@@ -8,8 +8,9 @@ SET on the session as it opens, as a Spark Connect session sets them (connect.py
 a key the server refuses fails the connection with a sentence naming it.
 
 A secret is not SET (a key whose value is one, or a value holding a URL's password or a
-token): the server writes each statement it runs to its log. Such a key
-goes to the server's own configuration; the adapter says so once per key and process.
+token): the server writes each statement it runs to its log. Such a key goes to the server's
+own configuration; the adapter says so once per key and process. A switch or a class's name
+under a secret-looking key (fs.azure.sas.token.provider.type) is a setting, and is SET.
 """
 
 import re
@@ -22,7 +23,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.exceptions import FailedToConnectError
 
 from dbt.adapters.spark_streams.credentials import SparkStreamsCredentials
-from dbt.adapters.spark_streams.redaction import is_secret_conf, scrubbed, secrets_in
+from dbt.adapters.spark_streams.redaction import holds_secret, scrubbed, secrets_in
 from dbt.adapters.spark_streams.session.servers.lost_servers import thrift_server_lost
 
 logger = AdapterLogger("SparkStreams")
@@ -46,7 +47,7 @@ def session_sets(parameters: Mapping[str, object]) -> tuple[list[tuple[str, str]
         name = str(key).strip()
         if name.lower().startswith(SERVER_PREFIXES):
             continue
-        if is_secret_conf(name) or secrets_in(str(value)):  # (a URL's password, a token)
+        if holds_secret(name, value) or secrets_in(str(value)):  # (a URL's password, a token)
             secrets.append(name)
             continue
         sets.append((name, str(value).strip()))
