@@ -12,6 +12,7 @@ from dbt.adapters.spark_streams.streams.mv.plan import (
     RECOMPUTES_INPUT,
     REFRESH_PATH,
     Configuration,
+    columns_changed,
     plan_materialized_view,
 )
 
@@ -167,3 +168,14 @@ def test_a_refresh_reads_its_target_once_unless_groups_are_recomputed() -> None:
     )
     assert recomputed.count("shop.mart") == 3
     assert "where c._mv_keep or o._mv_rows is not null" in recomputed
+
+
+def test_a_query_whose_columns_differ_from_its_table_says_what_differs() -> None:
+    table = [("customer_id", "int"), ("largest", "int"), ("_mv_rows", "bigint")]
+    assert columns_changed([("customer_id", "int"), ("LARGEST", "INT")], table) == ""
+    assert columns_changed([("customer_id", "int"), ("largest", "bigint")], table) == (
+        "largest from int to bigint"
+    )
+    assert columns_changed([("customer_id", "int"), ("top", "int")], table) == (
+        "top added, largest gone"
+    )

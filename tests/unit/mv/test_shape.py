@@ -102,6 +102,16 @@ def test_what_the_change_alone_cannot_keep_recomputes_the_changed_groups(sql: st
             None,
         ),
         (
+            "select * from t where x > 0",  # not "a * ... of an aggregate": there is none
+            "neither GROUP BY, DISTINCT nor an aggregate (a plain view: use a view stream)",
+            None,
+        ),
+        (
+            "select distinct * from t",
+            "a * in the select list of an aggregate (name the columns)",
+            1,
+        ),
+        (
             "select g, count(*) from t group by g union all select g, 1 from u",
             "its query is not a single SELECT (a set operation or a CTE)",
             1,

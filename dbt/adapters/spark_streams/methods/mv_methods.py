@@ -20,10 +20,16 @@ from dbt.adapters.spark_streams.streams.mv.plan import (
     FINGERPRINT,
     Configuration,
     MaterializedViewPlan,
+    columns_changed,
     fingerprint_of,
     plan_materialized_view,
 )
-from dbt.adapters.spark_streams.streams.sql.catalog import column_names, is_view, table_properties
+from dbt.adapters.spark_streams.streams.sql.catalog import (
+    column_names,
+    column_types,
+    is_view,
+    table_properties,
+)
 from dbt.adapters.spark_streams.streams.sql.quoting import quote_path
 from dbt.adapters.spark_streams.streams.views.cost import TableSizes, recompute_cost
 from dbt.adapters.spark_streams.streams.views.definition import builtin_lookup
@@ -72,6 +78,8 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         if plan.warning:
             logger.warning(plan.warning)
         plan = self._tables_only(plan)
+        if plan.incremental and not plan.rebuild and existing is not None:
+            plan = self._with_columns_of(plan, sql, existing)
         node = self._node(node_id)
         consumer = consumer_config(model_name, config)
         properties = {**consumer.target_properties, **plan.properties}
@@ -115,6 +123,25 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
                 )
                 return plan.refreshing_fully(reason)
         return plan
+
+    def _with_columns_of(
+        self, plan: MaterializedViewPlan, sql: str, existing: BaseRelation
+    ) -> MaterializedViewPlan:
+        """The plan rebuilding the table where the query's columns no longer match it: a
+        source's widened column changes the aggregates over it, and the refresh's write into
+        the table's narrower column would fail."""
+        try:
+            query = self.run_rows(f"describe query {sql}")
+        except Exception:  # a source away: the stream's resolution says so in a sentence
+            return plan
+        table = self.run_rows(f"describe table {existing}")
+        changed = columns_changed(
+            list(zip(column_names(query), column_types(query), strict=True)),
+            list(zip(column_names(table), column_types(table), strict=True)),
+        )
+        if not changed:
+            return plan
+        return replace(plan, rebuild=True, because=f"its query's columns changed: {changed}")
 
     def _built_with(self, existing: BaseRelation) -> dict[str, str]:
         """The fingerprints of the definition and configuration the target was built with,
@@ -183,7 +210,8 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
             message = f"OK, refreshed fully: {said.split(': ', 1)[-1]}"
             return replace(response, _message=message, build_path="full")
         if plan.rebuild:
-            message, path = f"OK, built from its sources' current rows; {said}", "rebuild"
+            because = f" ({plan.because})" if plan.because else ""
+            message, path = f"OK, built from its sources' current rows{because}; {said}", "rebuild"
         elif response.rows_affected is None:
             message, path = response._message, "incremental"
         else:

@@ -62,6 +62,7 @@ class MaterializedViewPlan:
     refresh: str = "auto"
     configuration: str = ""  # the fingerprint of the config the table is written with
     warning: str = ""  # a changed configuration left as it is (on_configuration_change)
+    because: str = ""  # why a table built from this definition is rebuilt (its columns' types)
 
     @property
     def incremental(self) -> bool:
@@ -244,6 +245,23 @@ def plan_materialized_view(
     return MaterializedViewPlan(
         model, shape, None, fingerprint, rebuild, refresh, configuration.now, warning
     )
+
+
+def columns_changed(query: list[tuple[str, str]], table: list[tuple[str, str]]) -> str:
+    """What differs between the query's columns (name, type) as Spark analyzes it now and
+    the table's built from it (its kept state `_mv_...` aside), in a few words; "" when
+    nothing does. A source whose column was widened (int to bigint) changes the type of an
+    aggregate over it, which the table's column could not hold."""
+    kept = {name.lower(): kind for name, kind in table if not name.lower().startswith("_mv_")}
+    changes = []
+    for name, kind in query:
+        before = kept.pop(name.lower(), None)
+        if before is None:
+            changes.append(f"{name} added")
+        elif before.lower() != kind.lower():
+            changes.append(f"{name} from {before} to {kind}")
+    changes += [f"{name} gone" for name in kept]
+    return ", ".join(changes)
 
 
 def _configuration_changed(model: str, on_change: str) -> tuple[bool, str]:

@@ -204,15 +204,15 @@ def _grouped(select: exp.Select, is_builtin: Callable[[str], bool], joined: bool
         return Full("ROLLUP, CUBE or GROUPING SETS", _line(group))
     if distinct and group:
         return Full("SELECT DISTINCT with GROUP BY", _line(select))
+    if not group and not distinct and not select.find(exp.AggFunc):
+        return Full(
+            "neither GROUP BY, DISTINCT nor an aggregate (a plain view: use a view stream)"
+        )
     if any(
         isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
         for e in select.expressions
     ):
         return Full("a * in the select list of an aggregate (name the columns)", _line(select))
-    if not group and not distinct and not select.find(exp.AggFunc):
-        return Full(
-            "neither GROUP BY, DISTINCT nor an aggregate (a plain view: use a view stream)"
-        )
     having = select.args.get("having")
     for part in [
         *select.expressions,
