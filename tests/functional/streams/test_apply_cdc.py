@@ -5,7 +5,8 @@ track_history_columns). Rounds of random events (inserts, updates, partial updat
 duplicates, late events, ties broken by a struct sequence) land between builds (`dbt run
 --threads 4`, the four models at once); after each build every target equals the reference
 (tests/unit/cdc/reference.py) applied to all events so far, the offsets equal the landing
-table's version, and the tombstones hold the deletes. Then a column added to the events reaches
+table's version, and the tombstones hold the deletes. Then a column the landing table widens
+(int to bigint) reaches every target and the kept events; a column added to the events reaches
 the tracked history and its kept events; bad events: one sentence, nothing moved; and
 on_bad_event 'skip'.
 """
@@ -125,6 +126,8 @@ class TestApplyCdc(DeltaProject):
         assert {row[0] for row in tombstones} <= {e[0] for e in landed if e[3] == "D"}
         assert tombstones, "the rounds drew deletes"
 
+        landed = self.a_widened_column_reaches_every_target(project, landed)
+        version = latest_version(project, "events")
         self.a_new_column_reaches_the_tracked_history(project, landed)
 
         # A NULL sequence: one sentence, nothing written, no offset moved.
@@ -161,6 +164,45 @@ class TestApplyCdc(DeltaProject):
             99: {"name": "yu", "amount": 2},
         }
         assert self.offset(project, "current__events") == latest_version(project, "events")
+
+    def a_widened_column_reaches_every_target(self, project, landed: list[tuple]) -> list:
+        """Columns the landing table widens (int to bigint, by Delta's type widening), the key
+        among them, reach every target, the history's kept events and the tombstones: each
+        build reads across the widening (the events' check and the tombstones' append as its
+        write does) and widens those tables' columns first; the targets equal the reference."""
+        schema, sql = project.test_schema, project.run_sql
+        sql(f"alter table {schema}.events set tblproperties (delta.enableTypeWidening = true)")
+        sql(f"alter table {schema}.events change column amount type bigint")
+        sql(f"alter table {schema}.events change column id type bigint")  # the key
+        ts = max(e[4] for e in landed) + 10
+        big = 8_000_000_000
+        batch = [
+            (1, "big", 6_000_000_000, "U", ts, 0),
+            (2, "late", 5, "U", ts - 200, 0),
+            (3, None, None, "D", ts + 1, 0),
+            (4, "ann", 7_000_000_000, "U", ts + 2, 1),
+            (big, "kay", 1, "U", ts + 3, 0),
+            (big + 1, "lee", 2, "U", ts + 3, 0),
+            (big + 1, None, None, "D", ts + 4, 0),
+        ]
+        values = ", ".join("(" + ", ".join(map(literal, e)) + ")" for e in batch)
+        sql(f"insert into {schema}.events values {values}")
+        said = messages(run_dbt(["run", "--threads", "4"]))
+        for model in ("current", "partial", "versions", "tracked"):
+            assert "; widened id: int -> bigint, amount: int -> bigint" in said[model], said[model]
+        landed = landed + batch
+        assert self.target(project, "current") == rows(
+            apply({}, as_events(landed, COLUMNS), ignore_null_updates=False)
+        )
+        assert self.versions(project) == versions(as_events(landed, COLUMNS))
+        tracked = versions(as_events(landed, COLUMNS), tracked=["name"])
+        assert self.versions(project, "tracked") == tracked
+        kept = sql(f"select max(amount) from {schema}.tracked__cdc_events", fetch="all")
+        assert kept[0][0] == 7_000_000_000
+        for tombstones in ("current__cdc_tombstones", "versions__cdc_tombstones"):
+            found = sql(f"select max(id) from {schema}.{tombstones}", fetch="all")
+            assert found[0][0] == big + 1, tombstones  # the key widened there too
+        return landed
 
     @staticmethod
     def a_new_column_reaches_the_tracked_history(project, landed: list[tuple]) -> None:

@@ -171,7 +171,8 @@ def test_a_tracked_history_keeps_its_events_and_drops_merged_versions() -> None:
     )  # fmt: skip
     assert tracked.event_columns == ["id", "name", "n"]  # the key first: its statistics kept
     assert tracked.events_sql("e", create=True).startswith(
-        "create or replace table s.m__cdc_events using delta as select `id`, `name`, `n`, "
+        "create or replace table s.m__cdc_events using delta "
+        "tblproperties ('delta.enableTypeWidening' = 'true') as select `id`, `name`, `n`, "
     )
     assert tracked.events_sql("e", create=False).startswith(
         "merge with schema evolution into s.m__cdc_events"

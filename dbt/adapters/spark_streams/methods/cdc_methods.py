@@ -10,12 +10,14 @@ from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.spark_streams.methods.stream_methods import logger
 from dbt.adapters.spark_streams.streams.builds.build import write_confs
+from dbt.adapters.spark_streams.streams.builds.change_reads import read_changes
 from dbt.adapters.spark_streams.streams.cdc.config import (
     EVENTS_SUFFIX,
+    SEQUENCE_COLUMN,
     TOMBSTONES_SUFFIX,
     envelope_sql,
 )
-from dbt.adapters.spark_streams.streams.cdc.scd1 import CdcQuery, purge_sql
+from dbt.adapters.spark_streams.streams.cdc.scd1 import SEQ, CdcQuery, purge_sql
 from dbt.adapters.spark_streams.streams.cdc.scd2 import Scd2Query
 from dbt.adapters.spark_streams.streams.cdc.tombstones import (
     CLUSTERING_CONFS,
@@ -28,6 +30,11 @@ from dbt.adapters.spark_streams.streams.cdc.tombstones import (
     purge_due,
 )
 from dbt.adapters.spark_streams.streams.cdc.tracked import TrackedScd2Query
+from dbt.adapters.spark_streams.streams.delta.type_widening import (
+    TYPE_WIDENING,
+    type_changes,
+    widen_target,
+)
 from dbt.adapters.spark_streams.streams.errors import SparkUnreachable, StreamError
 from dbt.adapters.spark_streams.streams.offsets.registry import NO_CHECKSUM
 from dbt.adapters.spark_streams.streams.records.key_ranges import can_range
@@ -69,7 +76,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         query = self._cdc_query(
             node_id, model_name, config, columns, f"describe query {sql}", target
         )
-        self._check_events(model_name, query, source)
+        self._check_events(model_name, query, source, None)
         self.run_rows(query.tombstones_sql(source, self._tombstones(target), create=True))
         if isinstance(query, TrackedScd2Query):
             self.run_rows(query.events_sql(source, create=True))
@@ -95,19 +102,49 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             target, TOMBSTONES_SUFFIX, f"{column_list(query.key)}, {query.target_sequence} as "
             "_cdc_sequence, current_timestamp() as _cdc_deleted_at",
         )  # fmt: skip
+        if build is not None and (build.schema_reads.confs or build.widened):
+            self._follow_event_types(model_name, query, source, str(target), tombstones, build)
         if query.truncates or query.config.on_bad_event == "skip":
             truncated = self._checked_then_tombstones(model_name, query, source, tombstones, build)
         else:
-            self._tombstones_checked(model_name, query, source, tombstones)
+            self._tombstones_checked(model_name, query, source, tombstones, build)
             truncated = False
         if isinstance(query, TrackedScd2Query):
             file_rows = self.stream_consumer(node_id, model_name, config).file_rows
-            self._keep_events(query, target, source, file_rows)
+            self._keep_events(query, target, source, file_rows, build)
         if not truncated:  # (a truncate's cut reaches target rows outside the change's keys)
             query = replace(
                 query, ranges=self._key_ranges(node_id, model_name, config, changes, target)
             )
         return query.merge_sql(source, str(target), tombstones, truncated=truncated)
+
+    def _follow_event_types(
+        self, model: str, query: CdcQuery, source: str, target: str, tombstones: str, build: Any
+    ) -> None:
+        """Where the build reads across a schema change of the events (or widened the
+        target's columns): the tombstones' key and sequence, and the target's sequence
+        columns, widened as the events' types were (delta/type_widening.py), before anything
+        is written into them. The tombstones are the adapter's: their type widening is turned
+        on first. (The kept events follow by their append's schema evolution.)"""
+        events = f"describe query select * from ({query.events(source)})"
+        described = self._read_changes(build, events)
+        types = dict(zip(column_names(described), column_types(described), strict=True))
+        wanted = {key: types[key] for key in query.key if key in types}
+        for table, columns in (
+            (tombstones, {**wanted, SEQUENCE_COLUMN: types[SEQ]}),
+            (target, dict.fromkeys(query.sequence_columns, types[SEQ])),
+        ):
+            found = self.run_rows(f"describe {table}")
+            changes = type_changes(
+                columns, columns, dict(zip(column_names(found), column_types(found), strict=True))
+            )
+            if changes and table == tombstones:
+                self.run_rows(
+                    f"alter table {table} set tblproperties ('{TYPE_WIDENING}' = 'true')"
+                )
+            plan = widen_target(self.run_rows, model, table, changes, "append_new_columns")
+            for change in plan.apply:
+                logger.info(f"{model}: widened {table}'s {change}")
 
     def _key_ranges(
         self, node_id: str, model_name: str, config: Any, changes: BaseRelation,
@@ -122,7 +159,7 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         ))  # fmt: skip
 
     def _tombstones_checked(
-        self, model_name: str, query: CdcQuery, source: str, tombstones: str
+        self, model_name: str, query: CdcQuery, source: str, tombstones: str, build: Any
     ) -> None:
         """The change set's deletes appended to the tombstones by the statement that checks
         the events (a build with none adds no commit: Delta records no empty append). When it
@@ -131,11 +168,11 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         purged = self._purge_when_due(tombstones, days)
         try:
             appended = query.checked_tombstones_sql(source, tombstones)
-            self._run_with_confs()(appended, NO_CHECKSUM)
-        except SparkUnreachable:
+            self._read_changes(build, appended, NO_CHECKSUM)
+        except (SparkUnreachable, StreamError):
             raise
         except Exception:
-            self._check_events(model_name, query, source)
+            self._check_events(model_name, query, source, build)
             raise
         self._compact_when_purged(tombstones, purged, days)
 
@@ -144,14 +181,14 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
     ) -> bool:
         """The events checked (their truncates counted, bad ones counted to be skipped), then
         the deletes and truncates appended to the tombstones; whether the change set truncated."""
-        skipped, deletes, truncates = self._check_events(model_name, query, source)
+        skipped, deletes, truncates = self._check_events(model_name, query, source, build)
         if skipped and build is not None:
             build.notes = (*build.notes, f"skipped {skipped} bad event(s)")
         if deletes or truncates:  # (a build with neither adds no commit to the tombstones)
             days = query.config.tombstone_retention_days
             purged = self._purge_when_due(tombstones, days)
             appended = query.tombstones_sql(source, tombstones, False)
-            self._run_with_confs()(appended, NO_CHECKSUM)
+            self._read_changes(build, appended, NO_CHECKSUM)
             self._compact_when_purged(tombstones, purged, days)
         return bool(truncates)
 
@@ -180,19 +217,29 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
         return kind(key=key, columns=kept, config=cdc, has_action=has_action)
 
     def _keep_events(
-        self, query: TrackedScd2Query, target: BaseRelation, source: str, file_rows: int
+        self,
+        query: TrackedScd2Query,
+        target: BaseRelation,
+        source: str,
+        file_rows: int,
+        build: Any,
     ) -> None:
         """The change set's events appended to the kept ones (a target that dbt clone copied
         has none: they start empty, and its stored versions stand for its events), then
-        compacted when due (tombstones.py: at most hourly)."""
+        compacted when due (tombstones.py: at most hourly). The append evolves their schema
+        as the events' does: new columns added, and, with type widening on (a table of an
+        earlier version gains it here), a column its source widened widened."""
         self._create_aside(
             target, EVENTS_SUFFIX, f"{column_list(query.event_columns)}, "
             f"{query.target_sequence} as _cdc_sequence, false as _cdc_delete",
         )  # fmt: skip
         events = query.events_table
-        self._run_with_confs()(query.events_sql(source, create=False), NO_CHECKSUM)
+        properties = table_properties(self.run_rows, events)
+        if str(properties.get(TYPE_WIDENING, "")).lower() != "true":  # (an earlier version's)
+            self.run_rows(f"alter table {events} set tblproperties ('{TYPE_WIDENING}' = 'true')")
+        self._read_changes(build, query.events_sql(source, create=False), NO_CHECKSUM)
         now = datetime.now(UTC)
-        if compaction_due(table_properties(self.run_rows, events).get(COMPACTED_AT), now):
+        if compaction_due(properties.get(COMPACTED_AT), now):
             confs = dict(COMPACTION_CONFS)
             if self._clustered(events, query.key):  # in key order, files of file_rows
                 confs |= CLUSTERING_CONFS | write_confs(file_rows)
@@ -252,11 +299,13 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
                 f"select {columns} from {target} where false"
             )
 
-    def _check_events(self, model: str, query: CdcQuery, source: str) -> tuple[int, int, int]:
+    def _check_events(
+        self, model: str, query: CdcQuery, source: str, build: Any
+    ) -> tuple[int, int, int]:
         """A NULL key or sequence fails the build (or, with on_bad_event 'skip', is left out);
         apply_as_deletes must be a condition. The events skipped, those that delete and those
         that truncate."""
-        [row] = self.run_rows(query.check_sql(source))
+        [row] = self._read_changes(build, query.check_sql(source))
         for name, condition, typed, op in (
             ("apply_as_deletes", query.config.apply_as_deletes, "delete_type", "D"),
             ("apply_as_truncates", query.config.apply_as_truncates, "truncate_type", "T"),
@@ -284,6 +333,11 @@ class ChangeFeedMethods(metaclass=AdapterMeta):
             f"{said}. Nothing was written and no offset moved. Fix the events at their source, "
             "or set on_bad_event='skip' to leave such events out."
         )
+
+    def _read_changes(self, build: Any, sql: str, confs: dict | None = None) -> list:
+        """A statement reading the build's change set, with its write's schema confs
+        (streams/builds/change_reads.py)."""
+        return read_changes(self.run_rows, self._run_with_confs(), build, sql, confs)
 
     @staticmethod
     def _tombstones(target: BaseRelation) -> str:

@@ -32,6 +32,7 @@ from dbt.adapters.spark_streams.streams.builds.build import (
     plan,
     write_confs,
 )
+from dbt.adapters.spark_streams.streams.builds.change_reads import read_changes
 from dbt.adapters.spark_streams.streams.builds.config import (
     ConsumerConfig,
     ModelConfig,
@@ -331,7 +332,8 @@ class StreamMethods(metaclass=AdapterMeta):
         types = {c.name.lower(): c.dtype for c in self.get_columns_in_relation(changes)}
         if not can_range(types.get(column.lower())):
             return ""
-        rows = self.run_rows(key_ranges_sql(str(changes), quote(column), MOST_RANGES))
+        ranges = key_ranges_sql(str(changes), quote(column), MOST_RANGES)
+        rows = read_changes(self.run_rows, self._run_with_confs(), build, ranges)
         predicate = target_predicate(f"t.{quote(column)}", rows)
         return f" and {predicate}" if predicate else ""
 

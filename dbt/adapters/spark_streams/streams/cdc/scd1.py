@@ -22,6 +22,7 @@ or before the cut that no event of the build writes.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import sqlglot
 from sqlglot import exp
@@ -50,6 +51,7 @@ class CdcQuery:
     # ` and (t.key between ...)`: the change set's key ranges, named where the build reads the
     # target (alias t) so Delta skips its other files; '' for none (and with a truncate)
     ranges: str = ""
+    sequence_columns: ClassVar[tuple[str, ...]] = (SEQUENCE_COLUMN,)  # of the sequence's type
 
     @property
     def target_sequence(self) -> str:

@@ -23,6 +23,8 @@ STORED_END = "_cdc_end0"  # a stored version's end, beside its row in the ranked
 class Scd2Query(CdcQuery):
     """One model's apply_cdc of every version."""
 
+    sequence_columns = (START, END)
+
     @property
     def target_sequence(self) -> str:
         return START

@@ -37,13 +37,17 @@ class TrackedScd2Query(Scd2Query):
 
     def events_sql(self, source: str, create: bool) -> str:
         """The change set's events kept: the table created from them (a first build), or
-        appended to it (new columns added, as the target's are)."""
+        appended to it (new columns added and widened columns widened, as the target's
+        are)."""
         rows = (
             f"select {column_list(self.event_columns)}, {SEQ} as {quote(SEQUENCE_COLUMN)}, "
             f"{DELETE} from ({self._unique(source)})"
         )
         if create:
-            return f"create or replace table {self.events_table} using delta as {rows}"
+            return (
+                f"create or replace table {self.events_table} using delta "
+                "tblproperties ('delta.enableTypeWidening' = 'true') as " + rows
+            )
         return (
             f"merge with schema evolution into {self.events_table} as e using ({rows}) as s "
             "on false when not matched then insert *"
