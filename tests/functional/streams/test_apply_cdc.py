@@ -167,13 +167,15 @@ class TestApplyCdc(DeltaProject):
 
     def a_widened_column_reaches_every_target(self, project, landed: list[tuple]) -> list:
         """Columns the landing table widens (int to bigint, by Delta's type widening), the key
-        among them, reach every target, the history's kept events and the tombstones: each
-        build reads across the widening (the events' check and the tombstones' append as its
-        write does) and widens those tables' columns first; the targets equal the reference."""
+        and a field of the struct sequence among them, reach every target, the history's kept
+        events and the tombstones: each build reads across the widening (the events' check
+        and the tombstones' append as its write does) and widens those tables' columns (the
+        sequence's field inside its struct) first; the targets equal the reference."""
         schema, sql = project.test_schema, project.run_sql
         sql(f"alter table {schema}.events set tblproperties (delta.enableTypeWidening = true)")
         sql(f"alter table {schema}.events change column amount type bigint")
         sql(f"alter table {schema}.events change column id type bigint")  # the key
+        sql(f"alter table {schema}.events change column lsn type bigint")  # in the sequence
         ts = max(e[4] for e in landed) + 10
         big = 8_000_000_000
         batch = [
@@ -184,6 +186,7 @@ class TestApplyCdc(DeltaProject):
             (big, "kay", 1, "U", ts + 3, 0),
             (big + 1, "lee", 2, "U", ts + 3, 0),
             (big + 1, None, None, "D", ts + 4, 0),
+            (5, "lsn", 3, "U", ts + 5, 5_000_000_000),  # a field of struct(ts, lsn) widened
         ]
         values = ", ".join("(" + ", ".join(map(literal, e)) + ")" for e in batch)
         sql(f"insert into {schema}.events values {values}")
@@ -202,6 +205,9 @@ class TestApplyCdc(DeltaProject):
         for tombstones in ("current__cdc_tombstones", "versions__cdc_tombstones"):
             found = sql(f"select max(id) from {schema}.{tombstones}", fetch="all")
             assert found[0][0] == big + 1, tombstones  # the key widened there too
+        for table, column in (("versions", "__start_at"), ("current", "_cdc_sequence")):
+            found = dict((r[0], r[1]) for r in sql(f"describe {schema}.{table}", fetch="all"))
+            assert found[column] == "struct<ts:bigint,lsn:bigint>", (table, found)
         return landed
 
     @staticmethod

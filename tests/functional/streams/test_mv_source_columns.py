@@ -1,8 +1,9 @@
-"""A materialized view whose source widens a column (Delta's type widening, int to bigint):
-the aggregates over it change type, which the table's columns could not hold, so the next
-build rebuilds the table from its sources' current rows and says why; the builds before and
-after it refresh incrementally (a table whose columns match its query is not rebuilt), and
-the rows equal the query's every time."""
+"""Sources that widen a column (Delta's type widening, int to bigint). A materialized view's
+aggregates over it change type, which the table's columns could not hold, so the next build
+rebuilds the table from its sources' current rows and says why; the build after it refreshes
+incrementally (a table whose columns match its query is not rebuilt), and the rows equal the
+query's every time. A stream's mirror of a struct column whose field widened widens that
+field in place (`ALTER COLUMN p.x TYPE bigint`), in the same run."""
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -10,7 +11,7 @@ from dbt.tests.util import run_dbt
 from tests.functional.delta import DeltaProject, latest_version, sources_yml
 from tests.functional.streams.test_dbt_edges import messages, offsets
 
-SOURCES = sources_yml("shop", "orders", "customers")
+SOURCES = sources_yml("shop", "orders", "customers", "points")
 CDF = (
     "using delta tblproperties (delta.enableChangeDataFeed = true, "
     "delta.enableTypeWidening = true)"
@@ -33,6 +34,13 @@ REFS = {
 }
 
 
+MIRROR = (
+    "{{ config(materialized='stream_incremental', incremental_strategy='apply_changes', "
+    "unique_key='id') }}\nselect id, p, metadata_action, metadata_isupdate "
+    "from {{ stream(source('shop', 'points')) }}"
+)
+
+
 def model(name: str) -> str:
     return "{{ config(materialized='materialized_view') }}\n" + QUERIES[name].format(**REFS)
 
@@ -40,7 +48,8 @@ def model(name: str) -> str:
 class TestWidenedSourceColumn(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"sources.yml": SOURCES, **{f"{name}.sql": model(name) for name in QUERIES}}
+        views = {f"{name}.sql": model(name) for name in QUERIES}
+        return {"sources.yml": SOURCES, "points_mirror.sql": MIRROR, **views}
 
     def assert_equal_to_queries(self, project) -> None:
         schema = project.test_schema
@@ -60,18 +69,18 @@ class TestWidenedSourceColumn(DeltaProject):
         columns = "id int, customer_id int, qty int, price decimal(10,2)"
         sql(f"create table {schema}.orders ({columns}) {CDF}")
         sql(f"create table {schema}.customers (id int, region string) {CDF}")
+        sql(f"create table {schema}.points (id int, p struct<x:int,y:int>) {CDF}")
         sql(f"insert into {schema}.customers values (1, 'north'), (2, 'south')")
         sql(
             f"insert into {schema}.orders values (1, 1, 5, 2.50), (2, 1, 7, 1.25), (3, 2, 1, 9.99)"
         )
+        sql(f"insert into {schema}.points values (1, named_struct('x', 1, 'y', 2))")
         run_dbt(["run"])
-        sql(f"update {schema}.orders set qty = 9 where id = 1")
-        said = messages(run_dbt(["run"]))
-        assert said["totals"].startswith("OK, refreshed incrementally: 1 group changed")
-        assert said["by_customer"].startswith("OK, refreshed incrementally: 1 group changed")
 
         sql(f"alter table {schema}.orders change column qty type bigint")
         sql(f"insert into {schema}.orders values (4, 2, 3000000000, 0.10)")
+        sql(f"alter table {schema}.points change column p.x type bigint")
+        sql(f"insert into {schema}.points values (2, named_struct('x', 5000000000, 'y', 3))")
         said = messages(run_dbt(["run"]))
         for name in QUERIES:
             assert said[name].startswith(
@@ -85,6 +94,10 @@ class TestWidenedSourceColumn(DeltaProject):
         assert offsets(project, schema)["totals@" + f"{schema}.orders"] == latest_version(
             project, "orders"
         )
+        assert said["points_mirror"].endswith("; widened p.x: int -> bigint"), said
+        assert self.column_type(project, "points_mirror", "p") == "struct<x:bigint,y:int>"
+        mirrored = f"select id, p.x, p.y from {schema}.points_mirror order by id"
+        assert [tuple(r) for r in sql(mirrored, fetch="all")] == [(1, 1, 2), (2, 5000000000, 3)]
 
         sql(f"delete from {schema}.orders where id = 2")
         said = messages(run_dbt(["run"]))

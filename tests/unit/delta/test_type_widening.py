@@ -242,3 +242,41 @@ def test_a_target_refuses_a_narrowing_naming_the_model_and_the_setting() -> None
         "`s`.`orders` and the model's output, and Delta cannot change the target's column to it "
         "in place (on_schema_change 'sync_all_columns')"
     )
+
+
+def test_a_field_widened_inside_a_struct_array_or_map_is_widened_there() -> None:
+    changes = type_changes(
+        ["seq", "items", "prices", "grown"],
+        {
+            "seq": "struct<ts:bigint,`l sn`:bigint>",
+            "items": "array<struct<q:double>>",
+            "prices": "map<string,decimal(12,2)>",
+            "grown": "struct<p:int,q:int>",
+        },
+        {
+            "seq": "struct<ts:bigint,`l sn`:int>",
+            "items": "array<struct<q:float>>",
+            "prices": "map<string,decimal(10,2)>",
+            "grown": "struct<p:int>",
+        },
+    )
+    assert [str(change) for change in changes] == [
+        "seq.l sn: int -> bigint",
+        "items.element.q: float -> double",
+        "prices.value: decimal(10,2) -> decimal(12,2)",
+        "grown: struct<p:int> -> struct<p:int,q:int>",  # its shape changed: compared whole
+    ]
+    assert [change.alter("s.t") for change in changes[:3]] == [
+        "alter table s.t alter column `seq`.`l sn` type bigint",
+        "alter table s.t alter column `items`.element.`q` type double",
+        "alter table s.t alter column `prices`.value type decimal(12,2)",
+    ]
+    assert [change.is_widening for change in changes] == [True, True, True, False]
+
+
+def test_a_field_changed_otherwise_refuses_its_whole_column() -> None:
+    [change] = type_changes(
+        ["s"], {"s": "struct<a:string,b:bigint>"}, {"s": "struct<a:int,b:int>"}
+    )
+    assert str(change) == "s: struct<a:int,b:int> -> struct<a:string,b:bigint>"
+    assert not change.is_widening

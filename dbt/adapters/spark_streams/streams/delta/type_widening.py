@@ -22,8 +22,9 @@ The widening before the write is its own commit on the target, outside the write
 that then fails leaves the target wider and its offsets where they were, which the next build
 needs anyway. Widenings Delta 4 applies in place: a wider integer type; an integer type to
 double (not bigint) or to a decimal with room for all its digits; float to double; a decimal
-to one whose precision grows at least as much as its scale; date to timestamp_ntz. Columns
-inside structs, arrays and maps are compared whole.
+to one whose precision grows at least as much as its scale; date to timestamp_ntz; and each of
+those for a field inside a struct, an array's element or a map's key or value, where the
+column's shape (its fields, in order) stayed. A column whose shape changed compares whole.
 """
 
 import re
@@ -84,22 +85,97 @@ def widens(old: SqlType, new: SqlType) -> bool:
 
 @dataclass(frozen=True)
 class TypeChange:
-    """A column the target keeps whose type differs in the change set."""
+    """A column the target keeps whose type differs in the change set; `path`: a field inside
+    it (a struct's field by name, an array's `element`, a map's `key` or `value`)."""
 
     column: str
     old: SqlType
     new: SqlType
+    path: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return f"{self.column}: {self.old} -> {self.new}"
+        return f"{'.'.join((self.column, *self.path))}: {self.old} -> {self.new}"
 
     @property
     def is_widening(self) -> bool:
         return widens(self.old, self.new)
 
     def alter(self, target: str) -> str:
-        """The statement that widens the target's column."""
-        return f"alter table {target} alter column {quote(self.column)} type {self.new}"
+        """The statement that widens the target's column (or the field inside it)."""
+        named = ".".join(
+            [quote(self.column)] + [p if p in NESTED else quote(p) for p in self.path]
+        )
+        return f"alter table {target} alter column {named} type {self.new}"
+
+
+NESTED = ("element", "key", "value")  # an array's and a map's parts in a column's path
+
+
+def nested_changes(column: str, old: str, new: str, path: tuple = ()) -> list[TypeChange] | None:
+    """The changes of the fields inside a struct, array or map column whose shape stayed (the
+    same fields, in order); None where the shape changed. Leaves compare as SqlType does."""
+    old, new = (" ".join(text.strip().split()) for text in (old, new))
+    if old.lower() == new.lower():
+        return []
+    old_complex, new_complex = _complex(old), _complex(new)
+    if old_complex is None or new_complex is None:
+        return None if old_complex or new_complex else [_leaf(column, old, new, path)]
+    (kind, old_parts), (new_kind, new_parts) = old_complex, new_complex
+    if kind != new_kind or len(old_parts) != len(new_parts):
+        return None
+    names = NESTED[1:] if kind == "map" else ("element",)
+    found: list[TypeChange] = []
+    for i, (old_part, new_part) in enumerate(zip(old_parts, new_parts, strict=True)):
+        if kind == "struct":
+            (name, old_part), (new_name, new_part) = _field(old_part), _field(new_part)
+            if name.lower() != new_name.lower():
+                return None
+        else:
+            name = names[i]
+        more = nested_changes(column, old_part, new_part, (*path, name))
+        if more is None:
+            return None
+        found += more
+    return found
+
+
+def _leaf(column: str, old: str, new: str, path: tuple) -> TypeChange:
+    return TypeChange(column, SqlType.parse(old), SqlType.parse(new), path)
+
+
+def _complex(text: str) -> tuple[str, list[str]] | None:
+    """A struct's, array's or map's kind and its parts (fields, element, key and value)."""
+    found = re.match(r"^(struct|array|map)\s*<(.*)>$", text, re.IGNORECASE | re.DOTALL)
+    if not found:
+        return None
+    return found[1].lower(), _split(found[2])
+
+
+def _split(text: str) -> list[str]:
+    """`text` split at its top-level commas (not inside <>, () or backquotes)."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for i, char in enumerate(text):
+        if char == "`":
+            quoted = not quoted
+        elif not quoted and char in "<(":
+            depth += 1
+        elif not quoted and char in ">)":
+            depth -= 1
+        elif not quoted and depth == 0 and char == ",":
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return [*parts, text[start:].strip()] if text.strip() else parts
+
+
+def _field(text: str) -> tuple[str, str]:
+    """A struct field's name (unquoted) and type: `name:type`, the name maybe backquoted."""
+    found = re.match(r"^(`(?:[^`]|``)*`|[^:]+):(.*)$", text, re.DOTALL)
+    if not found:
+        return text, ""
+    name = found[1]
+    if name.startswith("`"):
+        name = name[1:-1].replace("``", "`")
+    return name.strip(), found[2].strip()
 
 
 def type_changes(
@@ -115,7 +191,12 @@ def type_changes(
         if new is None or old is None:
             continue  # added and dropped columns are on_schema_change's
         change = TypeChange(column, SqlType.parse(old), SqlType.parse(new))
-        if change.old != change.new:
+        if change.old == change.new:
+            continue
+        inside = nested_changes(column, old, new)  # a struct, array or map of the same shape
+        if inside and all(part.is_widening for part in inside):
+            found += inside
+        else:
             found.append(change)
     return found
 
