@@ -23,7 +23,7 @@ def read_changes(
     build's schema confs."""
     confs = dict(confs or {})
     if build is None:
-        return run_with_confs(sql, confs) if confs else run(sql)
+        return _run(run, run_with_confs, sql, confs)
     reads = build.schema_reads
     try:
         return _run(run, run_with_confs, sql, {**confs, **reads.confs})
