@@ -112,12 +112,20 @@ select id, status, metadata_action from {STREAM}
 """
 
 
+TALLY = """
+{{ config(materialized='materialized_view', refresh='incremental') }}
+select status, count(*) as n from {{ source('shop', 'orders') }} group by status
+"""
+
+
 class TestEmptyRun(DeltaProject):
-    """`dbt run --empty` builds stream models with zero rows and consumes nothing."""
+    """`dbt run --empty` builds stream models and materialized views with zero rows and
+    consumes nothing; an existing table is left as it is, and the next run carries on from
+    its offsets."""
 
     @pytest.fixture(scope="class")
     def models(self):
-        return {"sources.yml": SOURCES, "mirror.sql": MIRROR, "log.sql": LOG}
+        return {"sources.yml": SOURCES, "mirror.sql": MIRROR, "log.sql": LOG, "tally.sql": TALLY}
 
     def test_empty_runs_consume_nothing(self, project):
         schema = project.test_schema
@@ -127,12 +135,12 @@ class TestEmptyRun(DeltaProject):
         assert {r.message for r in results.results} == {
             "OK, --empty: target created empty, nothing consumed"
         }
-        assert rows(project, "mirror") == rows(project, "log") == []
+        assert rows(project, "mirror") == rows(project, "log") == rows(project, "tally", "n") == []
         assert registered(project) == []
 
         run_dbt(["run"])
         consumed = registered(project)
-        assert [stream[:2] for stream in consumed] == [
+        assert [stream[:2] for stream in consumed if stream[1] != "model.test.tally"] == [
             ("log__orders", "model.test.log"),
             ("mirror__orders", "model.test.mirror"),
         ]
@@ -146,9 +154,12 @@ class TestEmptyRun(DeltaProject):
         assert {r.message for r in results.results} == {"OK, --empty: nothing consumed"}
         assert latest_version(project, "mirror") == mirror_versions
         assert rows(project, "mirror") == [(1, "placed"), (2, "placed")]
+        assert rows(project, "tally", "status, n") == [("placed", 2)]
         assert registered(project) == consumed
 
-        run_dbt(["run"])
+        said = messages(run_dbt(["run"]))
+        assert said["tally"].startswith("OK, refreshed incrementally: 1 group changed"), said
+        assert rows(project, "tally", "status, n") == [("placed", 2), ("shipped", 1)]
         assert rows(project, "mirror") == [(1, "shipped"), (2, "placed"), (3, "placed")]
         assert sorted(rows(project, "log", "id, status, metadata_action")) == [
             (1, "placed", "DELETE"),

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from dbt.tests.util import run_dbt, run_dbt_and_capture
+from dbt.tests.util import run_dbt
 
 from tests.functional.delta import DeltaProject, table_properties
-from tests.functional.streams.test_dbt_edges import latest_version, registered, tables
+from tests.functional.streams.test_dbt_edges import latest_version, messages, registered, tables
 
 SOURCES = """
 version: 2
@@ -95,6 +95,8 @@ MODELS = {
         "apply_changes",
         "select * from {{ stream(source('shop', 'events'), unique_key='id') }}",
     ),
+    "sampled_mart.sql": "{{ config(materialized='materialized_view') }}\n"
+    "select count(*) as n, max(id) as last_id from {{ source('shop', 'events') }}",
 }
 
 UNIT_TESTS = """
@@ -281,11 +283,22 @@ class TestUnitTestsOfStreamModels(DeltaProject):
         assert "model.test.mirror" in catalog["nodes"]
         assert manifest["parent_map"]["model.test.mirror"] == ["source.test.shop.items"]
 
-        # --sample on a stream whose source has an event_time: a dry run, nothing consumed.
+        # --sample where a source has an event_time: a dry run of a stream model and of a
+        # materialized view, nothing consumed; one built before is left as it is.
         project.run_sql(f"insert into {schema}.events values (1, current_timestamp())")
-        _, log = run_dbt_and_capture(["run", "--select", "sampled", "--sample", "1 day"])
-        assert "--sample: target created empty, nothing consumed" in log
+        sampled = ["--select", "sampled", "sampled_mart"]
+        said = messages(run_dbt(["run", *sampled, "--sample", "1 day"]))
+        assert set(said.values()) == {"OK, --sample: target created empty, nothing consumed"}
         assert len(registered(project)) == 1
-        run_dbt(["run", "--select", "sampled"])
-        assert len(registered(project)) == 2
+        assert project.run_sql(f"select * from {schema}.sampled_mart", fetch="all") == []
+        run_dbt(["run", *sampled])
+        assert len(registered(project)) == 4
+        project.run_sql(f"insert into {schema}.events values (2, current_timestamp())")
+        said = messages(run_dbt(["run", *sampled, "--sample", "1 day"]))
+        assert set(said.values()) == {"OK, --sample: nothing consumed"}
+        mart = f"select n, last_id from {schema}.sampled_mart"
+        assert project.run_sql(mart, fetch="all") == [(1, 1)]
+        said = messages(run_dbt(["run", "--select", "sampled_mart"]))
+        assert said["sampled_mart"].startswith("OK, refreshed incrementally: 1 group changed")
+        assert project.run_sql(mart, fetch="all") == [(2, 2)]
         assert project.run_sql(f"select id from {schema}.sampled", fetch="all") == [(1,)]

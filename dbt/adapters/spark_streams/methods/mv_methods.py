@@ -192,6 +192,12 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         return plan.joined_refresh_sql(str(target), names, pinned, changes, columns)
 
     @available
+    def materialized_view_dry_run(self, flag: str, created: bool) -> StreamBuildResponse:
+        """dbt's --empty or --sample: the result line a stream model's dry run gives."""
+        said = "target created empty, nothing consumed" if created else "nothing consumed"
+        return StreamBuildResponse(_message=f"OK, {flag}: {said}")
+
+    @available
     def materialized_view_response(
         self, node_id: str, response: StreamBuildResponse | None
     ) -> StreamBuildResponse:

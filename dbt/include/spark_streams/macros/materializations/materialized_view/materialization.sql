@@ -9,13 +9,23 @@
 {% materialization materialized_view, adapter='spark_streams' -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set mv = adapter.materialized_view_plan(
+  {%- set dry_run = spark_streams__dry_run_flag() -%}
+  {%- set mv = none if dry_run else adapter.materialized_view_plan(
       node_id=model.unique_id, model_name=model.name, config=config, sql=sql,
       existing=existing, full_refresh=should_full_refresh()) -%}
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if not mv.incremental -%}
+  {%- if dry_run -%}
+    {#- as a stream_incremental build's: the table created empty where it is missing (its next
+        build computes it from its sources' current rows), an existing one left as it is -#}
+    {%- if existing is none -%}
+      {% call statement('main') -%}
+        {{ create_table_as(False, target_relation, 'select * from (\n' ~ sql ~ '\n) where false') }}
+      {%- endcall %}
+    {%- endif -%}
+    {%- set response = adapter.materialized_view_dry_run(flag=dry_run, created=existing is none) -%}
+  {%- elif not mv.incremental -%}
     {%- if existing is not none and not existing.is_delta -%}
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
@@ -111,4 +121,24 @@
     {%- endfor -%}
   {%- endif -%}
   {{ return(kept) }}
+{%- endmacro %}
+
+
+{#- dbt's flag that makes this build a dry run: --empty (each input read with `limit 0`), or
+    --sample where one of the model's inputs has an event_time (read in the sample's window).
+    Refreshed from such inputs, the table would hold a part of its query's rows and its
+    streams would move past the rest. -#}
+{% macro spark_streams__dry_run_flag() -%}
+  {%- if flags.EMPTY -%}
+    {{ return('--empty') }}
+  {%- endif -%}
+  {%- if invocation_args_dict.get('sample') -%}
+    {%- for unique_id in model.depends_on.nodes -%}
+      {%- set node = graph.nodes.get(unique_id) or graph.sources.get(unique_id) -%}
+      {%- if node and node.config.get('event_time') -%}
+        {{ return('--sample') }}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return('') }}
 {%- endmacro %}
