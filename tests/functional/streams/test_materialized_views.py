@@ -13,6 +13,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from tests.functional.delta import DeltaProject, latest_version, sources_yml
+from tests.functional.streams.test_dbt_edges import messages
 
 SOURCES = sources_yml("shop", "orders", "customers")
 CDF = "using delta tblproperties (delta.enableChangeDataFeed = true)"
@@ -47,9 +48,30 @@ QUERIES = {
         "select id, amount,\n       rank() over (order by amount desc) as place\nfrom {orders}"
     ),
 }
+# Marts over other models: an ephemeral model (a WITH clause dbt adds, followed), a table
+# model and a materialized view that refreshes fully (both replaced at each run: read whole).
+QUERIES["paid_by_customer"] = (
+    "select customer_id, count(*) as orders, sum(amount) as paid\n"
+    "from {paid_orders} p\ngroup by customer_id"
+)
+QUERIES["copied_statuses"] = (
+    "select status, count(*) as orders\nfrom {order_copy}\ngroup by status"
+)
+QUERIES["podium"] = (
+    "select count(*) as placed, max(amount) as least\nfrom {ranked} where place <= 3"
+)
+UPSTREAM = {
+    "paid_orders.sql": "{{ config(materialized='ephemeral') }}\n"
+    "select id, customer_id, amount from {{ source('shop', 'orders') }} where status = 'paid'",
+    "order_copy.sql": "{{ config(materialized='table') }}\n"
+    "select * from {{ source('shop', 'orders') }}",
+}
 SOURCE_REFS = {
     "orders": "{{ source('shop', 'orders') }}",
     "customers": "{{ source('shop', 'customers') }}",
+    "paid_orders": "{{ ref('paid_orders') }}",
+    "order_copy": "{{ ref('order_copy') }}",
+    "ranked": "{{ ref('ranked') }}",
 }
 
 
@@ -81,7 +103,8 @@ def model(name: str) -> str:
 class TestMaterializedViews(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"sources.yml": SOURCES, **{f"{name}.sql": model(name) for name in QUERIES}}
+        views = {f"{name}.sql": model(name) for name in QUERIES}
+        return {"sources.yml": SOURCES, **UPSTREAM, **views}
 
     def test_refreshes_equal_the_queries_recomputed(self, project):
         schema, sql = project.test_schema, project.run_sql
@@ -94,7 +117,7 @@ class TestMaterializedViews(DeltaProject):
             "(12, 2, 'paid', 3.25), (13, 3, 'cancelled', 9.0), (14, 3, 'paid', null)"
         )
         _, first = run_dbt_and_capture(["run"])
-        assert first.count("OK, built from its sources' current rows") == 9
+        assert first.count("OK, built from its sources' current rows") == 10
         assert "OK, refreshed fully: a window function at line 3" in first
         self.check_all(project)
 
@@ -103,11 +126,22 @@ class TestMaterializedViews(DeltaProject):
         sql(f"insert into {schema}.orders values (15, 2, 'new', 2.5), (16, 4, 'paid', 1.0)")
         sql(f"update {schema}.customers set region = 'east' where id = 2")  # a joined row
         sql(f"insert into {schema}.customers values (4, 'north')")
-        _, second = run_dbt_and_capture(["run"])
+        said = messages(run_dbt(["run"]))
+        second = "\n".join(f" {name} OK {line}" for name, line in said.items())
         assert "OK, refreshed incrementally: " in second and "groups changed" in second
+        assert said["paid_by_customer"].startswith("OK, refreshed incrementally: 3 groups "), said
+        assert said["copied_statuses"] == (
+            f"OK, refreshed fully: it reads {schema}.order_copy, a table model, which dbt "
+            "replaces at each run (a view, ephemeral or stream_incremental model in its place "
+            "is followed)"
+        )
+        assert said["podium"] == (
+            f"OK, refreshed fully: it reads {schema}.ranked, a materialized view that refreshes "
+            "fully, replacing its table at each run"
+        )
         for name in ESTIMATED:
             estimated = next(
-                line for line in second.splitlines() if f".{name} " in line and " OK " in line
+                line for line in second.splitlines() if f" {name} " in line and " OK " in line
             )
             assert "OK, refreshed fully: the change would scan " in estimated, estimated
             assert RECOMPUTED in estimated, estimated
@@ -227,6 +261,7 @@ class TestMaterializedViews(DeltaProject):
         """The target's own columns (not the kept state's) equal its query, recomputed."""
         schema = project.test_schema
         tables = {table: f"{schema}.{table}" for table in SOURCE_REFS}
+        tables["paid_orders"] = f"(select * from {schema}.orders where status = 'paid')"
         query = (query or QUERIES[name]).format(**tables)
         described = project.run_sql(f"describe {schema}.{name}", fetch="all")
         own = [row[0] for row in described if row[0] and not row[0].startswith(("_mv_", "#"))]

@@ -112,6 +112,11 @@ def test_what_the_change_alone_cannot_keep_recomputes_the_changed_groups(sql: st
             1,
         ),
         (
+            "with recursive r as (select 1 as g) select g, count(*) from r group by g",
+            "a recursive WITH clause",
+            1,
+        ),
+        (
             "select g, count(*) from t group by g union all select g, 1 from u",
             "its query is not a single SELECT (a set operation or a CTE)",
             1,
@@ -143,3 +148,17 @@ def test_an_outer_join_of_tables_is_followed_table_by_table() -> None:
     assert shape.tables == (("c", "shop", "customers"), ("o", "shop", "orders"))
     assert shape.keys == ("c.region",) and shape.recompute_groups
     assert shape.input_sql == ""
+
+
+def test_a_with_clause_of_an_ephemeral_model_is_read_as_subqueries() -> None:
+    """dbt puts an ephemeral model the query refs into a WITH clause of its own; its CTEs are
+    the query's input as subqueries in FROM, each named where it was."""
+    shape = shape_of(
+        "with __dbt__cte__stg as (select id, cust, qty from shop.orders where qty > 0),\n"
+        "big as (select * from __dbt__cte__stg where qty > 10)\n"
+        "select s.cust, sum(s.qty) as q, count(*) as n from __dbt__cte__stg s\n"
+        "join big on big.id = s.id group by s.cust"
+    )
+    assert shape.keys == ("_mv_c0",)
+    assert "with" not in shape.input_sql.lower()
+    assert shape.input_sql.lower().count("from shop.orders where qty > 0") == 2

@@ -8,6 +8,7 @@ from typing import Any
 
 from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.base.meta import AdapterMeta
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streams.methods.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.methods.stream_methods import STREAM_MARKER, logger
@@ -50,6 +51,7 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         sql: str,
         existing: BaseRelation | None,
         full_refresh: bool,
+        replaced_inputs: dict[str, str] | None = None,
     ) -> MaterializedViewPlan:
         """The build's one decision (streams/mv/plan.py); the model's consumer config gains
         the definition's fingerprint as a table property of the target it creates."""
@@ -78,6 +80,8 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
         if plan.warning:
             logger.warning(plan.warning)
         plan = self._tables_only(plan)
+        if plan.incremental:
+            plan = self._followable_inputs(plan, replaced_inputs or {})
         if plan.incremental and not plan.rebuild and existing is not None:
             plan = self._with_columns_of(plan, sql, existing)
         node = self._node(node_id)
@@ -122,6 +126,29 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
                     f"an outer join of view {table['schema']}.{table['name']} (join its tables)"
                 )
                 return plan.refreshing_fully(reason)
+        return plan
+
+    def _followable_inputs(
+        self, plan: MaterializedViewPlan, replaced: dict[str, str]
+    ) -> MaterializedViewPlan:
+        """A model the query reads whose build replaces its table (a new Delta table id, which
+        no stream follows) makes the refresh read it whole: a table model, or a materialized
+        view refreshing fully (its table carries no definition's fingerprint)."""
+        for name, materialized in sorted(replaced.items()):
+            if materialized == "table":
+                return plan.refreshing_fully(
+                    f"it reads {name}, a table model, which dbt replaces at each run (a view, "
+                    "ephemeral or stream_incremental model in its place is followed)"
+                )
+            try:
+                found = table_properties(self.run_rows, quote_path(*name.split(".", 1)))
+            except DbtRuntimeError:  # not built yet: the query's own read says so
+                continue
+            if FINGERPRINT not in found:
+                return plan.refreshing_fully(
+                    f"it reads {name}, a materialized view that refreshes fully, replacing its "
+                    "table at each run"
+                )
         return plan
 
     def _with_columns_of(

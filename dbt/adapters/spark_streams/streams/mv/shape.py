@@ -23,6 +23,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from dbt.adapters.spark_streams.streams.views.definition import inline_ctes
 from dbt.adapters.spark_streams.streams.views.rules import first_violation, function_name
 
 DIALECT = "spark"
@@ -144,8 +145,10 @@ def query_shape(sql: str, is_builtin: Callable[[str], bool] = lambda name: True)
     window = select.find(exp.Window)
     if window is not None:
         return Full("a window function", _line(window))
-    if select.args.get("with_"):
-        return Full("a WITH clause (move it into a view or a subquery in FROM)", _line(select))
+    with_ = select.args.get("with_")
+    if with_ is not None and with_.args.get("recursive"):
+        return Full("a recursive WITH clause", _line(select))
+    select = inline_ctes(select)  # its CTEs (an ephemeral model's too) as subqueries in FROM
     outer = _outer_joins(select)
     problem = _input_problem(_inner(select) if outer else select, is_builtin)
     if problem:

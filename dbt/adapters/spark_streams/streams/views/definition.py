@@ -101,7 +101,7 @@ def _expand(run: RunSql, described: list[Row], schema: str, reading: _Reading) -
             f"has a definition the adapter cannot parse ({str(exc).splitlines()[0]}); "
             "recreate the view in plain Spark SQL"
         ) from exc
-    query = _inline_ctes(query)
+    query = inline_ctes(query)
     problem = first_violation(query, reading.is_builtin)
     if problem:
         raise reading.refuse(
@@ -201,7 +201,7 @@ def _table_kind(described: list[Row]) -> str:
     return (detailed_info(described, "Provider") or "unknown").lower()
 
 
-def _inline_ctes(query: exp.Expr) -> exp.Expr:
+def inline_ctes(query: exp.Expr) -> exp.Expr:
     """Each WITH of the query replaced by its CTEs, inlined as subqueries where named (the
     innermost WITH first, so a CTE body is complete when it is copied). A CTE sees only the
     CTEs before it: `with c as (select * from t), t as (...)` reads the table t in c."""

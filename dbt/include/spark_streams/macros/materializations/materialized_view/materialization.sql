@@ -12,7 +12,8 @@
   {%- set dry_run = spark_streams__dry_run_flag() -%}
   {%- set mv = none if dry_run else adapter.materialized_view_plan(
       node_id=model.unique_id, model_name=model.name, config=config, sql=sql,
-      existing=existing, full_refresh=should_full_refresh()) -%}
+      existing=existing, full_refresh=should_full_refresh(),
+      replaced_inputs=spark_streams__replaced_inputs()) -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -141,4 +142,27 @@
     {%- endfor -%}
   {%- endif -%}
   {{ return('') }}
+{%- endmacro %}
+
+
+{#- The models this one reads (through views and ephemeral models) whose builds replace their
+    table: a table model always, a materialized view when it refreshes fully. {'schema.name':
+    materialized}. A stream cannot follow a replaced table, so the refresh reads them whole. -#}
+{% macro spark_streams__replaced_inputs() -%}
+  {%- set found = {} -%}
+  {%- set seen = [] -%}
+  {%- set queue = model.depends_on.nodes | list -%}
+  {%- for unique_id in queue if unique_id not in seen -%}
+    {%- do seen.append(unique_id) -%}
+    {%- set node = graph.nodes.get(unique_id) -%}
+    {%- if node and node.resource_type == 'model' -%}
+      {%- set materialized = node.config.materialized -%}
+      {%- if materialized in ('view', 'ephemeral') -%}
+        {%- do queue.extend(node.depends_on.nodes) -%}
+      {%- elif materialized in ('table', 'materialized_view') -%}
+        {%- do found.update({node.schema ~ '.' ~ (node.alias or node.name): materialized}) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(found) }}
 {%- endmacro %}
