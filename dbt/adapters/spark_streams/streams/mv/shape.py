@@ -18,6 +18,7 @@ outer join, a non-deterministic function, ...) refreshes fully, and `Full` says 
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -148,7 +149,7 @@ def query_shape(sql: str, is_builtin: Callable[[str], bool] = lambda name: True)
     with_ = select.args.get("with_")
     if with_ is not None and with_.args.get("recursive"):
         return Full("a recursive WITH clause", _line(select))
-    select = inline_ctes(select)  # its CTEs (an ephemeral model's too) as subqueries in FROM
+    select = cast(exp.Select, inline_ctes(select))  # CTEs (an ephemeral model's) in FROM
     outer = _outer_joins(select)
     problem = _input_problem(_inner(select) if outer else select, is_builtin)
     if problem:
