@@ -191,13 +191,24 @@ CASES = {
         "Stream start {{'timestamp': 'yesterday'}} on `{schema}`.`orders`: Invalid isoformat "
         "string: 'yesterday'.",
     ),
+    "stream_of_a_table_model": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        "select id from {{ stream(ref('plain_copy')) }}",
+        "Model stream_of_a_table_model: stream() cannot follow plain_copy, a table model: dbt "
+        "replaces its table at each run, and a replaced table's changes start over. Make "
+        "plain_copy incremental (or stream_incremental), or a view over its sources, which a "
+        "stream follows.",
+    ),
 }
+# A table model, which dbt builds (the one table a run leaves beside the sources).
+PLAIN_COPY = "{{ config(materialized='table') }}\nselect * from {{ source('shop', 'plain') }}"
 
 
 class TestBadInput(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"sources.yml": SOURCES, **{f"{n}.sql": sql for n, (sql, _) in CASES.items()}}
+        cases = {f"{n}.sql": sql for n, (sql, _) in CASES.items()}
+        return {"sources.yml": SOURCES, "plain_copy.sql": PLAIN_COPY, **cases}
 
     def test_each_rejected_with_its_error_and_nothing_written(self, project, tmp_path):
         schema = project.test_schema
@@ -230,7 +241,8 @@ class TestBadInput(DeltaProject):
         listed = project.run_sql(f"show tables in {schema}", fetch="all")
         tables = {name for _, name, temporary in listed if not temporary}  # not dbt's temp views
         sources = {"orders", "plain", "orders_view", "gone_folder", *CLASHING}
-        assert tables - {"dbt_streams", "dbt_streams_log", "dbt_streams_files"} == sources
+        built = tables - {"dbt_streams", "dbt_streams_log", "dbt_streams_files", "plain_copy"}
+        assert built == sources
         assert project.run_sql(f"select * from {schema}.dbt_streams", fetch="all") == []
         assert project.run_sql(f"select * from {schema}.dbt_streams_files", fetch="all") == []
         assert {table: table_properties(project, table) for table in before} == before

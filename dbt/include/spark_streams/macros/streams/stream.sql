@@ -22,6 +22,9 @@
     {{ return(adapter.fixture_stream_sql(model.unique_id, relation, unique_key)) }}
   {%- endif -%}
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
+  {%- if consuming -%}
+    {%- do spark_streams__refuse_replaced_model(relation) -%}
+  {%- endif -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
   {#- dbt's --empty renders every ref() and source() with `limit 0`, and --sample a source
       with an event_time with a time window: a dry run reads and consumes nothing. The model's config is checked and defaulted in Python
@@ -83,4 +86,22 @@
     {{ return(node.name) }}
   {%- endfor -%}
   {{ return(relation.identifier) }}
+{%- endmacro %}
+
+{#- A table model is replaced at each of its runs (a new Delta table, whose changes start
+    over): a stream consuming it would be stale at every run after its first. Refused before
+    anything is read, naming the model and what a stream can follow instead. -#}
+{% macro spark_streams__refuse_replaced_model(relation) -%}
+  {%- for unique_id in model.depends_on.nodes -%}
+    {%- set node = graph.nodes.get(unique_id) -%}
+    {%- if node and node.resource_type == 'model' and node.config.materialized == 'table'
+          and (node.schema | lower) == (relation.schema | lower)
+          and ((node.alias or node.name) | lower) == (relation.identifier | lower) -%}
+      {{ exceptions.raise_compiler_error(
+          "Model " ~ model.name ~ ": stream() cannot follow " ~ node.name ~ ", a table model: "
+          ~ "dbt replaces its table at each run, and a replaced table's changes start over. "
+          ~ "Make " ~ node.name ~ " incremental (or stream_incremental), or a view over its "
+          ~ "sources, which a stream follows.") }}
+    {%- endif -%}
+  {%- endfor -%}
 {%- endmacro %}
