@@ -199,6 +199,14 @@ CASES = {
         "plain_copy incremental (or stream_incremental), or a view over its sources, which a "
         "stream follows.",
     ),
+    "stream_in_incremental": (
+        "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
+        "select id from {{ stream(source('shop', 'orders')) }}",
+        "Model stream_in_incremental: stream() in an incremental model is a read-only peek, so "
+        "every run would read the same pending changes again (an append writes them twice). "
+        "Make it materialized='stream_incremental', which consumes the stream with the same "
+        "strategies (append, merge) and more.",
+    ),
 }
 # A table model, which dbt builds (the one table a run leaves beside the sources).
 PLAIN_COPY = "{{ config(materialized='table') }}\nselect * from {{ source('shop', 'plain') }}"

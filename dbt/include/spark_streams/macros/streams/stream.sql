@@ -24,6 +24,15 @@
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
   {%- if consuming -%}
     {%- do spark_streams__refuse_replaced_model(relation) -%}
+  {%- elif model.resource_type == 'model' and config.get('materialized') == 'incremental'
+        and flags.WHICH in ['run', 'build', 'retry'] -%}
+    {#- a peek there: the same pending changes at every run, appended or merged again
+        (`dbt show` and `dbt compile` of the model still peek) -#}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": stream() in an incremental model is a read-only peek, so "
+        ~ "every run would read the same pending changes again (an append writes them twice). "
+        ~ "Make it materialized='stream_incremental', which consumes the stream with the same "
+        ~ "strategies (append, merge) and more.") }}
   {%- endif -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) if consuming else none -%}
   {#- dbt's --empty renders every ref() and source() with `limit 0`, and --sample a source
