@@ -8,6 +8,7 @@ connections at the end of the invocation.
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any, cast
@@ -224,12 +225,10 @@ class StreamMethods(metaclass=AdapterMeta):
         self, relation: BaseRelation, valid_from: str, valid_to: str, at: str, started: datetime
     ) -> str:
         """The SQL of one `current_valid_time()` call (streams/travel/current_valid_time.py).
-        A CTE (a unit test's fixture, an ephemeral model) has no catalog entry to list."""
-        columns = (
-            None
-            if relation.is_cte
-            else [column.name for column in self.get_columns_in_relation(relation)]
-        )
+        A CTE (a unit test's fixture, an ephemeral model) has no catalog entry to list; the
+        columns of a relation dbt reads with `limit 0` or a time window are its table's."""
+        bare = replace(relation, limit=None, event_time_filter=None)  # of --empty, --sample
+        columns = None if relation.is_cte else [c.name for c in self.get_columns_in_relation(bare)]
         period = (valid_from, valid_to)
         return current_valid_time.current_valid_time_sql(
             str(relation), columns, period, at, started

@@ -34,7 +34,11 @@ from dbt.adapters.spark_streams.streams.records.netting import (
     initial_rows_sql,
     net_changes_sql,
 )
-from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry
+from dbt.adapters.spark_streams.streams.sql.catalog import (
+    CatalogEntry,
+    column_names,
+    spell_columns,
+)
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, StreamLookup
@@ -126,6 +130,8 @@ def resolve_view_stream(
             f"view stream's rows are the net change of view {request.schema}."
             f"{request.identifier}. Keep the history of its tables, or use apply_changes."
         )
+    if build.dry_run == "--empty":
+        return _empty_run_sql(run, request)
     view = read_view_definition(run, request.schema, request.identifier, request.name)
     key = spelled_view_key(f"Stream {request.name}", request.unique_key, view)
     request = replace(request, unique_key=key)
@@ -152,6 +158,20 @@ def resolve_view_stream(
         build.reads[request.name] = (_record(build, request, view, intervals, existing), sql)
         build.view_rows[request.name] = initial_rows_sql(snapshot)
     return sql
+
+
+def _empty_run_sql(run: RunSql, request: StreamRequest) -> str:
+    """dbt's --empty: no rows, in the stream's columns. The view is read as it stands and not
+    checked: dbt has just made it (and the views it reads) over `limit 0` inputs, which no
+    stream follows; the next run without the flag makes it again before the stream reads it."""
+    name = quote_path(request.schema, request.identifier)
+    columns = tuple(column_names(run(f"describe table {name}")))
+    label = f"view {request.schema}.{request.identifier}"
+    key = spell_columns(
+        f"Stream {request.name}", request.unique_key, columns, label, "Name its columns."
+    )
+    rows = f"select * from {name}"
+    return empty_sql(Snapshot(name, columns, key, 0, "1970-01-01 00:00:00", relation=rows))
 
 
 def _check_start(request: StreamRequest) -> None:
