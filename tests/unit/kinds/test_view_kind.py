@@ -278,3 +278,13 @@ def test_an_append_only_view_streams_tables_are_read_as_standard_streams() -> No
     assert the_build.reads[NAME][0].mode == "append_only"
     for table in ("orders", "customers"):
         assert the_build.reads[f"{NAME}@shop.{table}"][0].mode == "standard"
+
+
+def test_an_empty_run_reads_the_view_dbt_made_over_limit_0_inputs_unchecked() -> None:
+    """Under --empty dbt makes a view model over `limit 0` inputs; the dry run reads it as it
+    stands (no rows, the stream's columns). --sample checks it as a build does."""
+    limited = "select * from (select * from orders where false limit 0) _dbt_limit_subq_orders"
+    sql = resolve(Shop(view=limited, stored=offsets(1)), build(dry_run="--empty"))
+    assert sql.startswith("select * from (select `id`") and sql.endswith(" where false")
+    with pytest.raises(StreamError, match=r"view shop\.paired uses LIMIT"):
+        resolve(Shop(view=limited, stored=offsets(1)), build(dry_run="--sample"))

@@ -165,7 +165,7 @@ def _empty_run_sql(run: RunSql, request: StreamRequest) -> str:
     checked: dbt has just made it (and the views it reads) over `limit 0` inputs, which no
     stream follows; the next run without the flag makes it again before the stream reads it."""
     name = quote_path(request.schema, request.identifier)
-    columns = tuple(column_names(run(f"describe table {name}")))
+    columns = tuple(column_names(run(f"describe table extended {name}")))
     label = f"view {request.schema}.{request.identifier}"
     key = spell_columns(
         f"Stream {request.name}", request.unique_key, columns, label, "Name its columns."
