@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.records.column_types import NESTED as COMPLEX_TYPES
+from dbt.adapters.spark_streams.streams.records.column_types import ColumnType, parse_type
 from dbt.adapters.spark_streams.streams.sql.catalog import table_properties
 from dbt.adapters.spark_streams.streams.sql.quoting import quote
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
@@ -111,71 +113,32 @@ class TypeChange:
 NESTED = ("element", "key", "value")  # an array's and a map's parts in a column's path
 
 
-def nested_changes(column: str, old: str, new: str, path: tuple = ()) -> list[TypeChange] | None:
+def nested_changes(
+    column: str, old: ColumnType, new: ColumnType, path: tuple[str, ...] = ()
+) -> list[TypeChange] | None:
     """The changes of the fields inside a struct, array or map column whose shape stayed (the
     same fields, in order); None where the shape changed. Leaves compare as SqlType does."""
-    old, new = (" ".join(text.strip().split()) for text in (old, new))
-    if old.lower() == new.lower():
-        return []
-    old_complex, new_complex = _complex(old), _complex(new)
-    if old_complex is None or new_complex is None:
-        return None if old_complex or new_complex else [_leaf(column, old, new, path)]
-    (kind, old_parts), (new_kind, new_parts) = old_complex, new_complex
-    if kind != new_kind or len(old_parts) != len(new_parts):
+    if old.name not in COMPLEX_TYPES and new.name not in COMPLEX_TYPES:
+        before, after = SqlType.parse(old.name), SqlType.parse(new.name)
+        return [] if before == after else [TypeChange(column, before, after, path)]
+    if old.name != new.name or len(old.fields) != len(new.fields):
         return None
-    names = NESTED[1:] if kind == "map" else ("element",)
     found: list[TypeChange] = []
-    for i, (old_part, new_part) in enumerate(zip(old_parts, new_parts, strict=True)):
-        if kind == "struct":
-            (name, old_part), (new_name, new_part) = _field(old_part), _field(new_part)
-            if name.lower() != new_name.lower():
-                return None
-        else:
-            name = names[i]
-        more = nested_changes(column, old_part, new_part, (*path, name))
+    for (name, old_part), (new_name, new_part) in zip(old.fields, new.fields, strict=True):
+        if name.lower() != new_name.lower():
+            return None
+        more = nested_changes(column, old_part, new_part, (*path, _unquoted(name)))
         if more is None:
             return None
         found += more
     return found
 
 
-def _leaf(column: str, old: str, new: str, path: tuple) -> TypeChange:
-    return TypeChange(column, SqlType.parse(old), SqlType.parse(new), path)
-
-
-def _complex(text: str) -> tuple[str, list[str]] | None:
-    """A struct's, array's or map's kind and its parts (fields, element, key and value)."""
-    found = re.match(r"^(struct|array|map)\s*<(.*)>$", text, re.IGNORECASE | re.DOTALL)
-    if not found:
-        return None
-    return found[1].lower(), _split(found[2])
-
-
-def _split(text: str) -> list[str]:
-    """`text` split at its top-level commas (not inside <>, () or backquotes)."""
-    parts, depth, quoted, start = [], 0, False, 0
-    for i, char in enumerate(text):
-        if char == "`":
-            quoted = not quoted
-        elif not quoted and char in "<(":
-            depth += 1
-        elif not quoted and char in ">)":
-            depth -= 1
-        elif not quoted and depth == 0 and char == ",":
-            parts.append(text[start:i].strip())
-            start = i + 1
-    return [*parts, text[start:].strip()] if text.strip() else parts
-
-
-def _field(text: str) -> tuple[str, str]:
-    """A struct field's name (unquoted) and type: `name:type`, the name maybe backquoted."""
-    found = re.match(r"^(`(?:[^`]|``)*`|[^:]+):(.*)$", text, re.DOTALL)
-    if not found:
-        return text, ""
-    name = found[1]
-    if name.startswith("`"):
-        name = name[1:-1].replace("``", "`")
-    return name.strip(), found[2].strip()
+def _unquoted(name: str) -> str:
+    """A struct field's name as DESCRIBE spells it, without its backquotes if it has them."""
+    if len(name) > 1 and name.startswith("`") and name.endswith("`"):
+        return name[1:-1].replace("``", "`")
+    return name
 
 
 def type_changes(
@@ -193,7 +156,7 @@ def type_changes(
         change = TypeChange(column, SqlType.parse(old), SqlType.parse(new))
         if change.old == change.new:
             continue
-        inside = nested_changes(column, old, new)  # a struct, array or map of the same shape
+        inside = nested_changes(column, parse_type(old), parse_type(new))  # same shape
         if inside and all(part.is_widening for part in inside):
             found += inside
         else:
