@@ -22,8 +22,9 @@
     {{ return(adapter.fixture_stream_sql(model.unique_id, relation, unique_key)) }}
   {%- endif -%}
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
+  {%- set node = spark_streams__node_of(relation) -%}
   {%- if consuming -%}
-    {%- do spark_streams__refuse_replaced_model(relation) -%}
+    {%- do spark_streams__refuse_replaced_model(node) -%}
   {%- elif model.resource_type == 'model' and config.get('materialized') == 'incremental'
         and flags.WHICH in ['run', 'build', 'retry'] -%}
     {#- a peek there: the same pending changes at every run, appended or merged again
@@ -40,7 +41,7 @@
       (streams/builds/config.py). -#}
   {%- set options = {
       'name': name,
-      'relation_label': spark_streams__relation_label(relation),
+      'relation_label': spark_streams__relation_label(relation, node),
       'mode': mode,
       'unique_key': unique_key,
       'show_initial_rows': show_initial_rows,
@@ -82,35 +83,38 @@
   {{ return(spark_streams__stream_consumers().keys() | list) }}
 {%- endmacro %}
 
-{#- The dbt name of the source table or model behind `relation` (its identifier if neither):
-    stable when the physical table is renamed and the source's identifier follows it. -#}
-{% macro spark_streams__relation_label(relation) -%}
-  {%- for node in graph.sources.values()
-        if node.schema == relation.schema and node.identifier == relation.identifier -%}
-    {{ return(node.name) }}
+{#- The dbt name of the source table or model (`node`, spark_streams__node_of) behind
+    `relation` (its identifier if neither): stable when the physical table is renamed and the
+    source's identifier follows it. -#}
+{% macro spark_streams__relation_label(relation, node) -%}
+  {%- for entry in graph.sources.values()
+        if entry.schema == relation.schema and entry.identifier == relation.identifier -%}
+    {{ return(entry.name) }}
   {%- endfor -%}
+  {{ return(node.name if node else relation.identifier) }}
+{%- endmacro %}
+
+{#- The project's model, seed or snapshot whose table `relation` is, or none. -#}
+{% macro spark_streams__node_of(relation) -%}
   {%- for node in graph.nodes.values()
         if node.resource_type in ['model', 'seed', 'snapshot']
         and node.schema == relation.schema and (node.alias or node.name) == relation.identifier -%}
-    {{ return(node.name) }}
+    {{ return(node) }}
   {%- endfor -%}
-  {{ return(relation.identifier) }}
+  {{ return(none) }}
 {%- endmacro %}
 
-{#- A table model is replaced at each of its runs (a new Delta table, whose changes start
-    over): a stream consuming it would be stale at every run after its first. Refused before
-    anything is read, naming the model and what a stream can follow instead. -#}
-{% macro spark_streams__refuse_replaced_model(relation) -%}
-  {%- for unique_id in model.depends_on.nodes -%}
-    {%- set node = graph.nodes.get(unique_id) -%}
-    {%- if node and node.resource_type == 'model' and node.config.materialized == 'table'
-          and (node.schema | lower) == (relation.schema | lower)
-          and ((node.alias or node.name) | lower) == (relation.identifier | lower) -%}
-      {{ exceptions.raise_compiler_error(
-          "Model " ~ model.name ~ ": stream() cannot follow " ~ node.name ~ ", a table model: "
-          ~ "dbt replaces its table at each run, and a replaced table's changes start over. "
-          ~ "Make " ~ node.name ~ " incremental (or stream_incremental), or a view over its "
-          ~ "sources, which a stream follows.") }}
-    {%- endif -%}
-  {%- endfor -%}
+{#- A table model (`node`, which the model refs) is replaced at each of its runs (a new Delta
+    table, whose changes start over): a stream consuming it would be stale at every run after
+    its first. Refused before anything is read, naming the model and what a stream can follow
+    instead. -#}
+{% macro spark_streams__refuse_replaced_model(node) -%}
+  {%- if node and node.unique_id in model.depends_on.nodes and node.resource_type == 'model'
+        and node.config.materialized == 'table' -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": stream() cannot follow " ~ node.name ~ ", a table model: "
+        ~ "dbt replaces its table at each run, and a replaced table's changes start over. "
+        ~ "Make " ~ node.name ~ " incremental (or stream_incremental), or a view over its "
+        ~ "sources, which a stream follows.") }}
+  {%- endif -%}
 {%- endmacro %}
