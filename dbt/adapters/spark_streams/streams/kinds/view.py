@@ -34,11 +34,7 @@ from dbt.adapters.spark_streams.streams.records.netting import (
     initial_rows_sql,
     net_changes_sql,
 )
-from dbt.adapters.spark_streams.streams.sql.catalog import (
-    CatalogEntry,
-    column_names,
-    spell_columns,
-)
+from dbt.adapters.spark_streams.streams.sql.catalog import CatalogEntry, column_names
 from dbt.adapters.spark_streams.streams.sql.quoting import column_list, quote_path
 from dbt.adapters.spark_streams.streams.sql.run import RunSql
 from dbt.adapters.spark_streams.streams.travel.changes import ChangesRequest, StreamLookup
@@ -133,7 +129,7 @@ def resolve_view_stream(
     if build.dry_run == "--empty":
         return _empty_run_sql(run, request)
     view = read_view_definition(run, request.schema, request.identifier, request.name)
-    key = spelled_view_key(f"Stream {request.name}", request.unique_key, view)
+    key = spelled_view_key(f"Stream {request.name}", request.unique_key, view.columns, view.name)
     request = replace(request, unique_key=key)
     existing = None if build.dry_run else registered(registry, build, request.name)
     creating = check_consumer(build, request, existing) or existing is None
@@ -166,10 +162,8 @@ def _empty_run_sql(run: RunSql, request: StreamRequest) -> str:
     stream follows; the next run without the flag makes it again before the stream reads it."""
     name = quote_path(request.schema, request.identifier)
     columns = tuple(column_names(run(f"describe table extended {name}")))
-    label = f"view {request.schema}.{request.identifier}"
-    key = spell_columns(
-        f"Stream {request.name}", request.unique_key, columns, label, "Name its columns."
-    )
+    view = f"{request.schema}.{request.identifier}"
+    key = spelled_view_key(f"Stream {request.name}", request.unique_key, columns, view)
     rows = f"select * from {name}"
     return empty_sql(Snapshot(name, columns, key, 0, "1970-01-01 00:00:00", relation=rows))
 

@@ -49,7 +49,7 @@ def view_changes_sql(
     mode = information_mode(request)
     _check_points(request)
     view = read_view_definition(run, request.schema, request.identifier, request.label)
-    key = spelled_view_key(request.label, request.unique_key, view)
+    key = spelled_view_key(request.label, request.unique_key, view.columns, view.name)
     intervals, read = {}, []
     for table in dict.fromkeys(view.tables):
         schema, identifier = table.replace("`", "").split(".", 1)
@@ -74,7 +74,7 @@ def _empty_view_changes_sql(run: RunSql, request: ChangesRequest) -> str:
     """dbt's --empty: the columns of `changes()` on the view and no rows."""
     information_mode(request)
     view = read_view_definition(run, request.schema, request.identifier, request.label)
-    key = spelled_view_key(request.label, request.unique_key, view)
+    key = spelled_view_key(request.label, request.unique_key, view.columns, view.name)
     relation = f"select * from {quote_path(request.schema, request.identifier)}"
     return empty_sql(Snapshot(view.name, view.columns, key, 0, "1970-01-01", relation=relation))
 

@@ -244,12 +244,12 @@ def builtin_lookup(run: RunSql) -> Callable[[str], bool]:
 
 
 def spelled_view_key(
-    reader: str, unique_key: tuple[str, ...], view: ViewDefinition
+    reader: str, unique_key: tuple[str, ...], columns: tuple[str, ...], view: str
 ) -> tuple[str, ...]:
-    """The key columns spelled as the view spells them; an error naming any that is missing.
-    `reader` names the stream or the changes() call."""
+    """The key columns spelled as the view (`schema.name`, its `columns`) spells them; an
+    error naming any that is missing. `reader` names the stream or the changes() call."""
     fix = (
         "Name columns of the view that are unique in it, or give no unique_key (rows then net "
         "as values)."
     )
-    return spell_columns(reader, unique_key, view.columns, f"view {view.name}", fix)
+    return spell_columns(reader, unique_key, columns, f"view {view}", fix)
