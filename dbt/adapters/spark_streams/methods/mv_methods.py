@@ -12,7 +12,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_streams.methods.build_response import StreamBuildResponse
 from dbt.adapters.spark_streams.methods.stream_methods import STREAM_MARKER, logger
-from dbt.adapters.spark_streams.streams.builds.build import broadcasts
+from dbt.adapters.spark_streams.streams.builds.build import broadcasts, dry_run_message
 from dbt.adapters.spark_streams.streams.builds.config import consumer_config
 from dbt.adapters.spark_streams.streams.errors import StreamError
 from dbt.adapters.spark_streams.streams.kinds.view_path import offer_rebuild
@@ -221,8 +221,7 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
     @available
     def materialized_view_dry_run(self, flag: str, created: bool) -> StreamBuildResponse:
         """dbt's --empty or --sample: the result line a stream model's dry run gives."""
-        said = "target created empty, nothing consumed" if created else "nothing consumed"
-        return StreamBuildResponse(_message=f"OK, {flag}: {said}")
+        return StreamBuildResponse(_message=dry_run_message(flag, created))
 
     @available
     def materialized_view_response(

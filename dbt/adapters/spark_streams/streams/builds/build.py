@@ -377,10 +377,15 @@ def _finish_dry_run(
     The created target is marked so that its next real build starts its streams over instead
     of resuming a registered offset into an empty table."""
     if statement is None:
-        return f"OK, {build.dry_run}: nothing consumed"
+        return dry_run_message(build.dry_run, created=False)
     commit = BuildCommit(node_id, uuid.uuid4().hex, build.last_txn_version, (), True)
     env.run_with_confs(statement, {**confs, **marker_confs(commit)})
-    return f"OK, {build.dry_run}: target created empty, nothing consumed"
+    return dry_run_message(build.dry_run, created=True)
+
+
+def dry_run_message(flag: str, created: bool) -> str:
+    """The result line of a dry run under dbt's `flag` (a materialized view's too)."""
+    return f"OK, {flag}: {'target created empty, ' if created else ''}nothing consumed"
 
 
 def write_confs(file_rows: int) -> dict[str, str]:
