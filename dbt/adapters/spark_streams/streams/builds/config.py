@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from dbt.adapters.spark_streams.streams.builds.merge_settings import MergeSettings
 from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
 from dbt.adapters.spark_streams.streams.delta.change_size import DEFAULT_BROADCAST_CHANGE_ROWS
 from dbt.adapters.spark_streams.streams.delta.retention import extension_days
@@ -95,6 +96,8 @@ class ConsumerConfig:
     # group keys its recompute may read the input through: (input column, source column)
     recompute_keys: tuple[tuple[str, str], ...] = ()
     cdc: CdcConfig | None = None  # apply_cdc's settings (streams/cdc/)
+    # dbt's merge_update_columns, merge_exclude_columns, incremental_predicates
+    merge: MergeSettings = field(default_factory=MergeSettings)
 
     @classmethod
     def from_model_config(cls, model: str, config: ModelConfig) -> "ConsumerConfig":
@@ -137,6 +140,7 @@ class ConsumerConfig:
             else None,
             incremental=_incremental(model, config.get("incremental", "auto")),
             cdc=CdcConfig.from_model_config(model, config) if strategy == "apply_cdc" else None,
+            merge=MergeSettings.from_model_config(model, strategy, config),
             cluster_by=as_key(config.get("liquid_clustered_by")),
             rebuild_min_bytes=_bytes(
                 model,

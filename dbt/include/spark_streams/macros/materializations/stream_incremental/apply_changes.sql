@@ -8,12 +8,18 @@
 
 
 {#- A mirror: DELETEs that are not half of an update remove the key, INSERTs upsert it. -#}
+{#- dbt's merge_update_columns, merge_exclude_columns and incremental_predicates apply as in
+    dbt's incremental models (streams/builds/merge_settings.py). -#}
 {% macro spark_streams__stream_apply_changes_sql(source, target, columns, unique_key) -%}
+  {%- set settings = spark_streams__consumer().merge -%}
+  {%- set updated = settings.update_set(columns) -%}
   merge into {{ target }} as t
   using (select * from {{ source }} where not (metadata_action = 'DELETE' and metadata_isupdate)) as s
-  on {{ spark_streams__key_match(unique_key) }}{{ spark_streams__key_ranges(source, target, unique_key) }}
+  on {{ spark_streams__key_match(unique_key) }}{{ spark_streams__key_ranges(source, target, unique_key) }}{{ settings.join_predicates() }}
   when matched and s.metadata_action = 'DELETE' then delete
-  when matched then update set {{ spark_streams__set_columns(columns) }}
+  {%- if updated %}
+  when matched then update set {{ spark_streams__set_columns(updated) }}
+  {%- endif %}
   when not matched and s.metadata_action = 'INSERT' then insert ({{ get_quoted_csv(columns) }})
     values ({{ spark_streams__prefixed_columns('s', columns) }})
 {%- endmacro %}
@@ -32,6 +38,6 @@
 {% macro spark_streams__stream_apply_deletes_sql(source, target, columns, unique_key) -%}
   merge into {{ target }} as t
   using (select * from {{ source }} where metadata_action = 'DELETE') as s
-  on {{ spark_streams__key_match(unique_key) }}{{ spark_streams__key_ranges(source, target, unique_key) }}
+  on {{ spark_streams__key_match(unique_key) }}{{ spark_streams__key_ranges(source, target, unique_key) }}{{ spark_streams__consumer().merge.join_predicates() }}
   when matched then delete
 {%- endmacro %}

@@ -35,6 +35,9 @@
     {%- set output_columns = get_columns_in_query(sql) -%}
   {%- endif -%}
   {%- set columns = consumer.target_columns(output_columns) -%}
+  {#- merge_update_columns / merge_exclude_columns naming a column the model does not write
+      fail the first build too, not only the first MERGE -#}
+  {%- do consumer.merge.update_set(columns) -%}
 
   {{ run_hooks(pre_hooks) }}
 
