@@ -15,9 +15,10 @@ an old order, an update of a recent one, a delete and an insert. After the secon
   old order's update as a row of its own, as dbt's incremental MERGE with that predicate does;
   its MERGE's join carries the predicate on the target's alias.
 
-The settings on a strategy that does not MERGE, a column the model does not write, and both
-column settings at once fail the first build with one sentence naming the model and the fix,
-and create nothing.
+The settings on a strategy that does not MERGE, a column the model does not write, both
+column settings at once, and dbt-spark's `file_format` other than Delta or Hive bucketing (on
+a stream model and a materialized view) fail the first build with one sentence naming the
+model and the fix, and create nothing.
 """
 
 import pytest
@@ -70,6 +71,20 @@ BAD = {
         "select id, status, amount from " + STREAM.format(name="both_stream") + "\n",
         "Model both_settings: merge_update_columns and merge_exclude_columns cannot both be "
         "set; keep one of them.",
+    ),
+    "parquet_target": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append', "
+        "file_format='parquet') }}\n"
+        "select id from " + STREAM.format(name="parquet_stream") + "\n",
+        "Model parquet_target: file_format 'parquet' cannot hold this model's table, which is "
+        "a Delta table: its write and its streams' offsets commit together in one Delta "
+        "transaction. Remove file_format from the model's config, or set it to 'delta'.",
+    ),
+    "bucketed_mart": (
+        "{{ config(materialized='materialized_view', clustered_by=['id'], buckets=4) }}\n"
+        "select status, count(*) as n from {{ source('shop', 'orders') }} group by status\n",
+        "Model bucketed_mart: clustered_by and buckets (Hive bucketing) are not available on "
+        "Delta tables; remove them, or cluster the table with liquid_clustered_by.",
     ),
 }
 FIRST = (

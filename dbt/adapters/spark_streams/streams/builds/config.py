@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from dbt.adapters.spark_streams.streams.builds.merge_settings import MergeSettings
+from dbt.adapters.spark_streams.streams.builds.incremental_settings import (
+    MergeSettings,
+    check_table_format,
+)
 from dbt.adapters.spark_streams.streams.cdc.config import CdcConfig
 from dbt.adapters.spark_streams.streams.delta.change_size import DEFAULT_BROADCAST_CHANGE_ROWS
 from dbt.adapters.spark_streams.streams.delta.retention import extension_days
@@ -114,6 +117,7 @@ class ConsumerConfig:
                 f"Model {model}: incremental_strategy '{strategy}' needs a unique_key; add "
                 "config(unique_key='...') or use incremental_strategy='append'."
             )
+        check_table_format(model, config)
         on_schema_change = config.get("on_schema_change")
         if on_schema_change is not None and on_schema_change not in ON_SCHEMA_CHANGE:
             raise StreamError(

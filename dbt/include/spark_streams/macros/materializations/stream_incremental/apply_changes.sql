@@ -9,7 +9,7 @@
 
 {#- A mirror: DELETEs that are not half of an update remove the key, INSERTs upsert it. -#}
 {#- dbt's merge_update_columns, merge_exclude_columns and incremental_predicates apply as in
-    dbt's incremental models (streams/builds/merge_settings.py). -#}
+    dbt's incremental models (streams/builds/incremental_settings.py). -#}
 {% macro spark_streams__stream_apply_changes_sql(source, target, columns, unique_key) -%}
   {%- set settings = spark_streams__consumer().merge -%}
   {%- set updated = settings.update_set(columns) -%}

@@ -4,7 +4,7 @@ added to the MERGE's join with dbt's aliases replaced, and the refusals."""
 import pytest
 
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
-from dbt.adapters.spark_streams.streams.builds.merge_settings import MergeSettings
+from dbt.adapters.spark_streams.streams.builds.incremental_settings import MergeSettings
 from dbt.adapters.spark_streams.streams.errors import StreamError
 
 COLUMNS = ["id", "Status", "amount", "first_seen"]
@@ -86,3 +86,30 @@ def test_predicates_name_this_projects_aliases() -> None:
 def test_a_predicate_that_is_not_sql_text(bad: list) -> None:
     with pytest.raises(StreamError, match="Model orders: incremental_predicates"):
         settings(incremental_predicates=bad)
+
+
+@pytest.mark.parametrize(
+    ("config", "starts"),
+    [
+        ({"file_format": "parquet"}, "Model orders: file_format 'parquet' cannot hold"),
+        ({"file_format": "iceberg"}, "Model orders: file_format 'iceberg' cannot hold"),
+        ({"clustered_by": ["id"], "buckets": 4}, "Model orders: clustered_by and buckets"),
+    ],
+)
+def test_a_table_that_is_not_delta_is_refused(config: dict, starts: str) -> None:
+    with pytest.raises(StreamError) as error:
+        settings(**config)
+    assert error.value.msg.startswith(starts), error.value.msg
+
+
+def test_delta_in_any_case_is_the_table_format() -> None:
+    assert settings(file_format="DELTA").update_set(COLUMNS) == COLUMNS
+
+
+def test_refused_on_a_materialized_view() -> None:
+    with pytest.raises(StreamError) as error:
+        settings(materialized="materialized_view", merge_exclude_columns=["n"])
+    assert error.value.msg == (
+        "Model orders: merge_exclude_columns applies to incremental_strategy 'merge' and "
+        "'apply_changes', not a materialized view; remove it from the model's config."
+    )

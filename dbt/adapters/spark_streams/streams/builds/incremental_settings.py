@@ -1,12 +1,18 @@
-"""dbt's merge settings on a `stream_incremental` model: `merge_update_columns`,
-`merge_exclude_columns` and `incremental_predicates`, as dbt's incremental models take them.
+"""dbt's and dbt-spark's settings of an incremental model, as a `stream_incremental` model
+(or a materialized view) takes them, so that a model moved from `incremental` keeps its config
+and none of it is silently dropped.
 
-The `merge` and `apply_changes` strategies write with one MERGE by the unique key, as dbt-spark's
-incremental `merge` does, so they take these settings with dbt's meaning: a matched row updates
-only the columns the first two leave (the others keep the target's value), and the predicates are
-added to the MERGE's join, naming the target `DBT_INTERNAL_DEST` and the change set
+`merge_update_columns`, `merge_exclude_columns` and `incremental_predicates`: the `merge` and
+`apply_changes` strategies write with one MERGE by the unique key, as dbt-spark's incremental
+`merge` does, so they take these settings with dbt's meaning: a matched row updates only the
+columns the first two leave (the others keep the target's value), and the predicates are added
+to the MERGE's join, naming the target `DBT_INTERNAL_DEST` and the change set
 `DBT_INTERNAL_SOURCE` as dbt documents. The other strategies write versions or events, where a
 column left out of an update has no meaning; there the settings are refused rather than ignored.
+
+`file_format`, `clustered_by` / `buckets`: a stream model's table is a Delta table (its write
+and its streams' offsets are one Delta commit), and Delta has no Hive bucketing; another format
+or bucketing is refused rather than ignored.
 """
 
 from collections.abc import Sequence
@@ -40,10 +46,12 @@ class MergeSettings:
     def from_model_config(cls, model: str, strategy: str, config: Any) -> "MergeSettings":
         values = {name: config.get(name) for name in SETTINGS}
         given = [name for name, value in values.items() if value]
-        if given and strategy not in MERGING_STRATEGIES:
+        materialized_view = config.get("materialized") == "materialized_view"
+        if given and (materialized_view or strategy not in MERGING_STRATEGIES):
+            other = "a materialized view" if materialized_view else f"'{strategy}'"
             raise StreamError(
                 f"Model {model}: {given[0]} applies to incremental_strategy 'merge' and "
-                f"'apply_changes', not '{strategy}'; remove it from the model's config."
+                f"'apply_changes', not {other}; remove it from the model's config."
             )
         update, exclude = values["merge_update_columns"], values["merge_exclude_columns"]
         if update and exclude:
@@ -113,3 +121,19 @@ def _predicate(model: str, predicate: Any) -> str:
             text += [predicate[last : token.start], alias]  # a quoted name's span has its quotes
             last = token.end + 1
     return "".join(text) + predicate[last:]
+
+
+def check_table_format(model: str, config: Any) -> None:
+    """A file_format other than Delta, or Hive bucketing, is an error naming the fix."""
+    file_format = config.get("file_format")
+    if file_format is not None and str(file_format).lower() != "delta":
+        raise StreamError(
+            f"Model {model}: file_format '{file_format}' cannot hold this model's table, which "
+            "is a Delta table: its write and its streams' offsets commit together in one Delta "
+            "transaction. Remove file_format from the model's config, or set it to 'delta'."
+        )
+    if config.get("clustered_by") or config.get("buckets"):
+        raise StreamError(
+            f"Model {model}: clustered_by and buckets (Hive bucketing) are not available on "
+            "Delta tables; remove them, or cluster the table with liquid_clustered_by."
+        )
