@@ -207,7 +207,26 @@ CASES = {
         "Make it materialized='stream_incremental', which consumes the stream with the same "
         "strategies (append, merge) and more.",
     ),
+    "reads_no_stream": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        "select id from {{ source('shop', 'orders') }}",
+        "Model reads_no_stream: a stream_incremental model consumes the streams its own SQL "
+        "reads with stream(), and reads_no_stream calls none, so every run would write all of "
+        "its rows again. Call stream(source(...)) or stream(ref(...)) in reads_no_stream itself "
+        "(one in an ephemeral model it reads is a peek that never moves), or make it a table or "
+        "an incremental model.",
+    ),
+    "stream_in_ephemeral": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        "select id from {{ ref('peek_ephemeral') }}",
+        "Model stream_in_ephemeral: a stream_incremental model consumes the streams its own "
+        "SQL reads with stream(), and stream_in_ephemeral calls none",
+    ),
 }
+# An ephemeral model's stream() is a peek (stream_in_ephemeral reads it).
+PEEK_EPHEMERAL = (
+    "{{ config(materialized='ephemeral') }}\nselect id from {{ stream(ref('plain_copy')) }}"
+)
 # A table model, which dbt builds (the one table a run leaves beside the sources).
 PLAIN_COPY = "{{ config(materialized='table') }}\nselect * from {{ source('shop', 'plain') }}"
 
@@ -216,7 +235,12 @@ class TestBadInput(DeltaProject):
     @pytest.fixture(scope="class")
     def models(self):
         cases = {f"{n}.sql": sql for n, (sql, _) in CASES.items()}
-        return {"sources.yml": SOURCES, "plain_copy.sql": PLAIN_COPY, **cases}
+        return {
+            "sources.yml": SOURCES,
+            "plain_copy.sql": PLAIN_COPY,
+            "peek_ephemeral.sql": PEEK_EPHEMERAL,
+            **cases,
+        }
 
     def test_each_rejected_with_its_error_and_nothing_written(self, project, tmp_path):
         schema = project.test_schema

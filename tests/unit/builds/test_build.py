@@ -18,7 +18,7 @@ from dbt.adapters.spark_streams.streams.builds.build import (
     write_confs,
 )
 from dbt.adapters.spark_streams.streams.builds.config import ConsumerConfig
-from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere
+from dbt.adapters.spark_streams.streams.errors import StreamConsumedElsewhere, StreamError
 from dbt.adapters.spark_streams.streams.offsets.commit import BuildCommit
 from dbt.adapters.spark_streams.streams.offsets.registry import Registry
 from dbt.adapters.spark_streams.streams.offsets.write_counts import WriteCounts
@@ -98,8 +98,14 @@ def test_a_target_created_by_a_dry_run_is_rebuilt_with_the_streams() -> None:
     assert plan(CONFIG, build, True, False).rebuild
 
 
-def test_a_model_without_stream_calls_always_writes() -> None:
-    assert plan(CONFIG, None, True, False).has_changes
+def test_a_model_without_stream_calls_is_refused() -> None:
+    with pytest.raises(StreamError) as error:
+        plan(CONFIG, None, True, False)
+    assert error.value.msg.startswith(
+        "Model orders_mirror: a stream_incremental model consumes the streams its own SQL "
+        "reads with stream(), and orders_mirror calls none, so every run would write all of "
+        "its rows again. Call stream(source(...)) or stream(ref(...)) in orders_mirror itself"
+    ), error.value.msg
 
 
 def test_begin_takes_the_offsets_of_the_targets_last_commit_of_this_consumer() -> None:

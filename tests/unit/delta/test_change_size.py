@@ -91,5 +91,4 @@ def test_a_build_hints_a_broadcast_when_the_bound_is_under_the_limit(rows, limit
 
 
 def test_no_hint_without_a_stream_read() -> None:
-    assert not plan(CONFIG, None, True, False).broadcast_changes
     assert not plan(CONFIG, build_for(moves=True, change_rows=5), True, False).broadcast_changes

@@ -149,7 +149,6 @@ def test_a_mirror_of_sources_that_only_gained_rows_is_written_by_an_insert() -> 
     assert plan(CONFIG, mirror_build(True, reads=False), True, False).write_strategy == (
         "apply_changes"
     )
-    assert plan(CONFIG, None, True, False).write_strategy == "apply_changes"
     merge = ConsumerConfig.from_model_config(
         "m", {"unique_key": "id", "incremental_strategy": "merge"}
     )

@@ -27,7 +27,7 @@ from dbt.adapters.spark_streams.streams.delta.type_widening import (
     TypeChange,
     cannot_follow,
 )
-from dbt.adapters.spark_streams.streams.errors import StreamError
+from dbt.adapters.spark_streams.streams.errors import StreamError, reads_no_stream
 from dbt.adapters.spark_streams.streams.offsets.commit import (
     BuildCommit,
     RunWithConfs,
@@ -200,7 +200,9 @@ def plan(
     """The plan of a build whose target is missing (None), a Delta table (True) or another
     relation (False). A build that (re)creates its streams rebuilds its target, as one whose
     target --empty created empty does (see `begin`), and so does one that takes a view
-    stream's offer. A model without a stream() call has no build and always writes."""
+    stream's offer. A model without a stream() call of its own has no build: refused."""
+    if build is None:
+        raise reads_no_stream(consumer.model)
     recreates = build is not None and build.consuming and build.recreates_streams
     rebuild = not existing_is_delta or full_refresh or recreates
     offer = None if rebuild else _taken_offer(consumer, build, sql)
