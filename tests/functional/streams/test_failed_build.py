@@ -89,23 +89,6 @@ class TestFailedBuildMovesNothing(MirrorProject):
         assert stream_offset(project) == offset + 4
 
 
-class TestStreamIncrementalWithoutStreams(DeltaProject):
-    """A stream_incremental model that reads no stream behaves as a plain incremental."""
-
-    @pytest.fixture(scope="class")
-    def models(self):
-        return {
-            "constant.sql": "{{ config(materialized='stream_incremental', "
-            "incremental_strategy='append') }}\nselect 1 as id"
-        }
-
-    def test_builds_and_appends(self, project):
-        run_dbt(["run"])
-        run_dbt(["run"])
-        rows = project.run_sql(f"select id from {project.test_schema}.constant", fetch="all")
-        assert [tuple(row) for row in rows] == [(1,), (1,)]
-
-
 class TestWriteSkippedByDelta(MirrorProject):
     """A build whose transaction Delta already saw (another run committed it) moves nothing."""
 
