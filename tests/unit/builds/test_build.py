@@ -96,6 +96,21 @@ def test_a_target_created_by_a_dry_run_is_rebuilt_with_the_streams() -> None:
     fresh = BuildCommit(CONSUMER, "b1", 2, (), fresh_target=True)
     build = begin(FakeSpark([fresh]).run, build_for())
     assert plan(CONFIG, build, True, False).rebuild
+    # into the table it has (its id kept for the streams that follow it), unless the run
+    # asked for a new one
+    assert plan(CONFIG, build, True, False).keeps_table
+    assert not plan(CONFIG, build, True, True).keeps_table
+
+
+@pytest.mark.parametrize(
+    ("existing_is_delta", "full_refresh"), [(None, False), (False, False), (True, True)]
+)
+def test_a_first_build_a_replaced_relation_and_full_refresh_replace_the_table(
+    existing_is_delta, full_refresh
+) -> None:
+    build = build_for(moves=True, reads={"s": (record("s", 1), "sql")})
+    decided = plan(CONFIG, build, existing_is_delta, full_refresh)
+    assert decided.rebuild and not decided.keeps_table
 
 
 def test_a_model_without_stream_calls_is_refused() -> None:

@@ -51,6 +51,7 @@ def test_a_mirror_of_one_view_stream_takes_its_rebuild_offer() -> None:
     decided = plan(MIRROR, build, True, False, MODEL)
     assert decided.rebuild is True and decided.has_changes is False
     assert decided.rebuild_offer == OFFER and not decided.drop_existing
+    assert decided.keeps_table  # overwritten, not replaced: its followers keep its table id
     assert build.rebuilt_because == "the view's changes outsize its rows"
 
 

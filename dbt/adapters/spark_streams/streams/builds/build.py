@@ -182,6 +182,8 @@ class BuildPlan:
     write_strategy: str = ""  # the strategy whose macro writes the changes
     broadcast_changes: bool = False  # hint Spark to broadcast the changes (delta/change_size.py)
     rebuild_offer: RebuildOffer | None = None  # a view stream's rebuild, taken
+    # a rebuild not asked to replace the table (a taken offer, recreated streams) overwrites
+    keeps_table: bool = False  # its rows, keeping the table id that streams following it need
 
     def model_sql(self, sql: str) -> str:
         """The model's SQL for the write: for a taken rebuild, with the view's rows in place
@@ -203,24 +205,25 @@ def plan(
     stream's offer. A model without a stream() call of its own has no build: refused."""
     if build is None:
         raise reads_no_stream(consumer.model)
-    recreates = build is not None and build.consuming and build.recreates_streams
+    recreates = build.consuming and build.recreates_streams
     rebuild = not existing_is_delta or full_refresh or recreates
     offer = None if rebuild else _taken_offer(consumer, build, sql)
-    if offer is not None and build is not None and build.has_write:
+    if offer is not None and build.has_write:
         build.rebuilt_because = offer.reason
         rebuild = True
     else:
         offer = None
-    if build is not None and not rebuild:
+    if not rebuild:
         build.target_ranges = _taken_ranges(build, sql)
     return BuildPlan(
         consumer=consumer,
         rebuild=rebuild,
         drop_existing=existing_is_delta is False,
-        has_changes=not rebuild and (build is None or build.has_write),
+        has_changes=not rebuild and build.has_write,
         write_strategy=_write_strategy(consumer, build),
         broadcast_changes=broadcasts(consumer, build),
         rebuild_offer=offer,
+        keeps_table=rebuild and existing_is_delta is True and not full_refresh,
     )
 
 

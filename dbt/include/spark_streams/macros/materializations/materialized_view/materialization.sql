@@ -66,8 +66,9 @@
       {%- set names = get_columns_in_query(sql) | list -%}
       {%- set first_sql = adapter.materialized_view_sql(
           node_id=model.unique_id, changes=changes_sql, target=none, names=names) -%}
-      {%- set build_sql = spark_streams__stream_create_sql(
-          target_relation, first_sql, consumer, names, spark_streams__kept_state(first_sql, names)) -%}
+      {%- set build_sql = spark_streams__stream_rebuild_sql(
+          target_relation, first_sql, consumer, names, plan, existing,
+          spark_streams__kept_state(first_sql, names)) -%}
     {%- elif plan.has_changes -%}
       {#- the change read inline in the refresh's one statement: a temporary view of it would
           have Delta resolve its versions once more, for nothing the refresh reads -#}

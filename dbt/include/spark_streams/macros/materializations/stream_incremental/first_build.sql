@@ -45,6 +45,28 @@
 {%- endmacro %}
 
 
+{#-
+  A rebuild (spark_streams__stream_create_sql's statement), except where the plan keeps the
+  table (plan.keeps_table: a rebuild the estimate chose, or one that recreates the streams, of
+  an existing Delta target the run did not ask to replace) and its rows have the table's
+  columns: then they overwrite the table's rows. CREATE OR REPLACE would give the table a new
+  Delta table id, and every stream that follows this target would be stale from then on. The
+  overwrite keeps the table, its properties and constraints; its change feed is the old rows
+  deleted and the new ones inserted.
+-#}
+{% macro spark_streams__stream_rebuild_sql(relation, sql, consumer, columns, plan, existing, kept=[]) -%}
+  {%- if plan.keeps_table -%}
+    {%- set rows_sql = spark_streams__first_rows(sql, consumer, columns) -%}
+    {%- set names = get_columns_in_query(rows_sql) | list -%}
+    {%- set target_names = adapter.get_columns_in_relation(existing) | map(attribute='name') | list -%}
+    {%- if names | map('lower') | sort | list == target_names | map('lower') | sort | list -%}
+      {{- return('insert overwrite table ' ~ relation ~ ' (' ~ get_quoted_csv(names) ~ ')\n' ~ rows_sql) -}}
+    {%- endif -%}
+  {%- endif -%}
+  {{- return(spark_streams__stream_create_sql(relation, sql, consumer, columns, kept)) -}}
+{%- endmacro %}
+
+
 {#- The target's first rows: the stream's inserts, its history periods, or all of it. -#}
 {% macro spark_streams__first_rows(sql, consumer, columns) -%}
   {%- if consumer.cdc %}

@@ -46,7 +46,7 @@
       {% do adapter.drop_relation(existing) %}
     {%- endif -%}
     {#- a view stream's rebuild: the view's rows in place of its changes (kinds/view_rebuild.py) -#}
-    {%- set build_sql = spark_streams__stream_create_sql(target_relation, plan.model_sql(sql), consumer, columns) -%}
+    {%- set build_sql = spark_streams__stream_rebuild_sql(target_relation, plan.model_sql(sql), consumer, columns, plan, existing) -%}
   {%- elif not plan.has_changes -%}
     {#- No source committed since the streams' offsets: nothing to consume, nothing to write. -#}
     {%- set build_sql = none -%}
