@@ -207,6 +207,14 @@ CASES = {
         "Make it materialized='stream_incremental', which consumes the stream with the same "
         "strategies (append, merge) and more.",
     ),
+    "stream_of_a_full_mart": (
+        "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
+        "select status from {{ stream(ref('full_mart')) }}",
+        "Model stream_of_a_full_mart: stream() cannot follow full_mart, a materialized view "
+        "that refreshes fully: it replaces its table at each run, and a replaced table's "
+        "changes start over. Let full_mart refresh incrementally (its result line says what "
+        "stops it), or read the streams of its sources instead.",
+    ),
     "reads_no_stream": (
         "{{ config(materialized='stream_incremental', incremental_strategy='append') }}\n"
         "select id from {{ source('shop', 'orders') }}",
@@ -227,6 +235,11 @@ CASES = {
 PEEK_EPHEMERAL = (
     "{{ config(materialized='ephemeral') }}\nselect id from {{ stream(ref('plain_copy')) }}"
 )
+# A materialized view that refreshes fully (stream_of_a_full_mart reads it).
+FULL_MART = (
+    "{{ config(materialized='materialized_view', refresh='full') }}\n"
+    "select status, count(*) as n from {{ source('shop', 'orders') }} group by status"
+)
 # A table model, which dbt builds (the one table a run leaves beside the sources).
 PLAIN_COPY = "{{ config(materialized='table') }}\nselect * from {{ source('shop', 'plain') }}"
 
@@ -239,6 +252,7 @@ class TestBadInput(DeltaProject):
             "sources.yml": SOURCES,
             "plain_copy.sql": PLAIN_COPY,
             "peek_ephemeral.sql": PEEK_EPHEMERAL,
+            "full_mart.sql": FULL_MART,
             **cases,
         }
 
@@ -273,7 +287,8 @@ class TestBadInput(DeltaProject):
         listed = project.run_sql(f"show tables in {schema}", fetch="all")
         tables = {name for _, name, temporary in listed if not temporary}  # not dbt's temp views
         sources = {"orders", "plain", "orders_view", "gone_folder", *CLASHING}
-        built = tables - {"dbt_streams", "dbt_streams_log", "dbt_streams_files", "plain_copy"}
+        registry = {"dbt_streams", "dbt_streams_log", "dbt_streams_files"}
+        built = tables - registry - {"plain_copy", "full_mart"}
         assert built == sources
         assert project.run_sql(f"select * from {schema}.dbt_streams", fetch="all") == []
         assert project.run_sql(f"select * from {schema}.dbt_streams_files", fetch="all") == []

@@ -140,16 +140,26 @@ class MaterializedViewMethods(metaclass=AdapterMeta):
                     f"it reads {name}, a table model, which dbt replaces at each run (a view, "
                     "ephemeral or stream_incremental model in its place is followed)"
                 )
-            try:
-                found = table_properties(self.run_rows, quote_path(*name.split(".", 1)))
-            except DbtRuntimeError:  # not built yet: the query's own read says so
-                continue
-            if FINGERPRINT not in found:
+            if self._replaces_table(quote_path(*name.split(".", 1))):
                 return plan.refreshing_fully(
                     f"it reads {name}, a materialized view that refreshes fully, replacing its "
                     "table at each run"
                 )
         return plan
+
+    @available
+    def materialized_view_replaces_table(self, relation: BaseRelation) -> bool:
+        """Whether the materialized view at `relation` refreshes fully, replacing its table
+        at each run (a new Delta table id, which no stream follows)."""
+        return self._replaces_table(quote_path(str(relation.schema), str(relation.identifier)))
+
+    def _replaces_table(self, table: str) -> bool:
+        """A built materialized view's table without a definition's fingerprint (it refreshes
+        fully); False where it is not built yet (the query's own read then says so)."""
+        try:
+            return FINGERPRINT not in table_properties(self.run_rows, table)
+        except DbtRuntimeError:
+            return False
 
     def _with_columns_of(
         self, plan: MaterializedViewPlan, sql: str, existing: BaseRelation

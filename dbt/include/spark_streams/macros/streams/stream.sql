@@ -24,7 +24,7 @@
   {%- set consuming = model.resource_type == 'model' and config.get('materialized') == 'stream_incremental' -%}
   {%- set node = spark_streams__node_of(relation) -%}
   {%- if consuming -%}
-    {%- do spark_streams__refuse_replaced_model(node) -%}
+    {%- do spark_streams__refuse_replaced_model(node, relation) -%}
   {%- elif model.resource_type == 'model' and config.get('materialized') == 'incremental'
         and flags.WHICH in ['run', 'build', 'retry'] -%}
     {#- a peek there: the same pending changes at every run, appended or merged again
@@ -104,17 +104,25 @@
   {{ return(none) }}
 {%- endmacro %}
 
-{#- A table model (`node`, which the model refs) is replaced at each of its runs (a new Delta
-    table, whose changes start over): a stream consuming it would be stale at every run after
-    its first. Refused before anything is read, naming the model and what a stream can follow
-    instead. -#}
-{% macro spark_streams__refuse_replaced_model(node) -%}
-  {%- if node and node.unique_id in model.depends_on.nodes and node.resource_type == 'model'
-        and node.config.materialized == 'table' -%}
+{#- A table model (`node`, which the model refs at `relation`) is replaced at each of its runs
+    (a new Delta table, whose changes start over), and so is a materialized view that refreshes
+    fully (its table carries no definition's fingerprint): a stream consuming either would be
+    stale at every run after its first. Refused before anything is read, naming the model and
+    what a stream can follow instead. -#}
+{% macro spark_streams__refuse_replaced_model(node, relation) -%}
+  {%- set refed = node and node.unique_id in model.depends_on.nodes and node.resource_type == 'model' -%}
+  {%- if refed and node.config.materialized == 'table' -%}
     {{ exceptions.raise_compiler_error(
         "Model " ~ model.name ~ ": stream() cannot follow " ~ node.name ~ ", a table model: "
         ~ "dbt replaces its table at each run, and a replaced table's changes start over. "
         ~ "Make " ~ node.name ~ " incremental (or stream_incremental), or a view over its "
         ~ "sources, which a stream follows.") }}
+  {%- elif refed and node.config.materialized == 'materialized_view'
+        and adapter.materialized_view_replaces_table(relation) -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": stream() cannot follow " ~ node.name ~ ", a materialized "
+        ~ "view that refreshes fully: it replaces its table at each run, and a replaced "
+        ~ "table's changes start over. Let " ~ node.name ~ " refresh incrementally (its result "
+        ~ "line says what stops it), or read the streams of its sources instead.") }}
   {%- endif -%}
 {%- endmacro %}
