@@ -76,6 +76,14 @@ def offer_refused(consumer: ConsumerConfig, build: StreamBuild, sql: str = MODEL
 
 def test_the_offer_is_left_for_another_strategy_or_another_stream() -> None:
     offer_refused(MERGE, view_build(rebuild_offer=OFFER))
+    # a mirror whose MERGE keeps some of the target's values, which a rebuild would overwrite
+    for setting in (
+        {"merge_exclude_columns": ["first_seen"]},
+        {"merge_update_columns": ["status"]},
+        {"incremental_predicates": ["DBT_INTERNAL_DEST.id > 0"]},
+    ):
+        kept = ConsumerConfig.from_model_config("orders_mirror", {"unique_key": "id", **setting})
+        offer_refused(kept, view_build(rebuild_offer=OFFER))
     offer_refused(MIRROR, view_build("v", "orders", rebuild_offer=OFFER))
 
 

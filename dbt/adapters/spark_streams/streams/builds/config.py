@@ -156,8 +156,10 @@ class ConsumerConfig:
     @property
     def rebuilds_from_view(self) -> bool:
         """Whether a view stream's build may rebuild the target from the view's rows: a
-        mirror's, or a materialized view's (its query over the rows)."""
-        return self.strategy == "apply_changes" or self.materialized_view
+        mirror's (unless dbt's merge settings keep some of its values), or a materialized
+        view's (its query over the rows)."""
+        mirror = self.strategy == "apply_changes" and not self.merge.keeps_values
+        return mirror or self.materialized_view
 
     @property
     def keeps_history(self) -> bool:

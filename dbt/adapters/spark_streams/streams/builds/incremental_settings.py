@@ -68,6 +68,12 @@ class MergeSettings:
             ),
         )
 
+    @property
+    def keeps_values(self) -> bool:
+        """Whether the MERGE keeps some of the target's values (columns left out of updates,
+        rows outside the predicates), which a rebuild from the rows would overwrite."""
+        return bool(self.update_columns or self.exclude_columns or self.predicates)
+
     def update_set(self, columns: Sequence[str]) -> list[str]:
         """The written columns a matched row updates, in their order; a column the settings
         name that the model does not write is an error naming it."""
