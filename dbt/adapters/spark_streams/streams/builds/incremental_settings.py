@@ -25,7 +25,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.sql.catalog import as_key
+from dbt.adapters.spark_streams.streams.sql.catalog import as_key, unknown_columns
 
 MERGING_STRATEGIES = ("merge", "apply_changes")
 SETTINGS = ("merge_update_columns", "merge_exclude_columns", "incremental_predicates")
@@ -80,8 +80,7 @@ class MergeSettings:
         named = self.update_columns or self.exclude_columns
         if not named:
             return list(columns)
-        lowered = {c.lower() for c in columns}
-        unknown = [c for c in named if c.lower() not in lowered]
+        unknown = unknown_columns(named, columns)
         if unknown:
             setting = "merge_update_columns" if self.update_columns else "merge_exclude_columns"
             raise StreamError(

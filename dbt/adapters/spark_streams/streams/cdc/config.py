@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.spark_streams.streams.errors import StreamError
-from dbt.adapters.spark_streams.streams.sql.catalog import as_key
+from dbt.adapters.spark_streams.streams.sql.catalog import as_key, unknown_columns
 
 SEQUENCE_COLUMN = "_cdc_sequence"
 TOMBSTONES_SUFFIX = "__cdc_tombstones"
@@ -113,9 +113,7 @@ class CdcConfig:
 
     def kept(self, model: str, columns: Sequence[str], unique_key: Sequence[str]) -> list[str]:
         """The event columns the target keeps (the key always), in the event's order."""
-        lowered = {column.lower(): column for column in columns}
-        named = self.cdc_columns or self.cdc_except_columns
-        missing = [name for name in named if name.lower() not in lowered]
+        missing = unknown_columns(self.cdc_columns or self.cdc_except_columns, columns)
         if missing:
             which = "cdc_columns" if self.cdc_columns else "cdc_except_columns"
             raise StreamError(
@@ -138,8 +136,7 @@ class CdcConfig:
         """track_history_columns (or _except_columns) name columns the target keeps, not the
         key's."""
         named = self.track_history_columns or self.track_history_except_columns
-        lowered = {column.lower() for column in values}
-        missing = [name for name in named if name.lower() not in lowered]
+        missing = unknown_columns(named, values)
         if missing:
             which = (
                 "track_history_columns"

@@ -1,6 +1,7 @@
 """What the catalog says of a table or view: DESCRIBE TABLE EXTENDED's rows read, its columns
 spelled as the catalog spells them, and whether a name is a view."""
 
+from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
@@ -137,3 +138,10 @@ def as_key(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(str(item) for item in value)
+
+
+def unknown_columns(named: Sequence[str], columns: Sequence[str]) -> list[str]:
+    """The names in `named` that are none of `columns`, compared as Spark compares them
+    (case-insensitively): what a config's column list names wrongly."""
+    lowered = {column.lower() for column in columns}
+    return [name for name in named if name.lower() not in lowered]
